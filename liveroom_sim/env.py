@@ -1,0 +1,134 @@
+"""The Gymnasium environment: a thin adapter over :class:`liveroom_sim.room.Room`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from liveroom_sim.render import render_room
+from liveroom_sim.room import Room
+from liveroom_sim.spaces import UnicodeText
+from liveroom_sim.spec import World, load_spec
+
+
+class LiveRoomEnv(gym.Env[str, str]):
+    """A live-commerce stream hosted by a digital-avatar streamer (the policy).
+
+    ## Description
+    Simulated viewers, each driven by a persona, arrive, chat, ask about products, bait
+    the host, buy and leave, while a campaign timeline changes prices, stock, coupons,
+    the featured product, compliance rules, style directives and the harness. The
+    policy answers the room, using the harness's tools to look facts up.
+
+    ## Action Space
+    ``UnicodeText``: any string. Plain text is a reply spoken to the room (address a
+    viewer as ``@name``). A JSON OpenAI assistant message with ``tool_calls`` is a tool
+    turn: the tools run on the catalog as of now and their results come back as
+    ``tool`` messages; nothing is said to the room. Malformed JSON, unknown tools and bad
+    arguments give an error tool message and a ``harness`` penalty, never an exception.
+
+    ## Observation Space
+    ``UnicodeText``: the next-turn prompt as text (``info["messages"]`` flattened, one
+    ``role: content`` block per message). ``info["messages"]`` and ``info["tools"]``
+    hold the same in OpenAI chat format, for LLM policies.
+
+    ## Rewards
+    Each step's reward is the reward model's weighted total of five components, each
+    in [-1, 1]: ``factuality``, ``compliance``, ``engagement``, ``strategy`` and
+    ``harness`` (``info["reward_breakdown"]``). Weights and the compliance gate come
+    from the env spec. See ``docs/rewards.md``.
+
+    ## Starting State
+    The campaign's opening product is featured, ``viewers.initial`` viewers of the
+    spec's persona mix are present, and events at time 0 have fired. All of it is drawn
+    from the seed.
+
+    ## Episode End
+    Terminated when the stream's scheduled time (``stream.duration_s``) is over;
+    truncated at ``stream.max_steps`` steps.
+
+    ## Arguments
+    - ``spec``: a spec file path or a loaded :class:`World` (registered ids pass theirs).
+    - ``render_mode``: ``"ansi"`` (``render()`` returns the room as text) or ``"human"``
+      (prints it).
+    - ``reward_model``: optional replacement :class:`~liveroom_sim.rewards.model.RewardModel`.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(self, spec: str | Path | World, render_mode: str | None = None, reward_model=None):
+        self.world = spec if isinstance(spec, World) else load_spec(spec)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.reward_model = reward_model
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self.room: Room | None = None
+        self._last_turn = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
+        super().reset(seed=seed)
+        self.room = Room(self.world, self.np_random, self.reward_model)
+        self._last_turn = None
+        info = self._info(None)
+        if self.render_mode == "human":
+            self.render()
+        return _flatten(info["messages"]), info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
+        if self.room is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        turn = self.room.step(action)
+        self._last_turn = turn
+        info = self._info(turn)
+        if self.render_mode == "human":
+            self.render()
+        return _flatten(info["messages"]), float(turn.reward.total), self.room.terminated, self.room.truncated, info
+
+    def _info(self, turn) -> dict:
+        room = self.room
+        info = {
+            "messages": room.messages(),
+            "tools": room.tools(),
+            "metrics": room.metrics(),
+            "room": {"env_id": self.world.spec.id, "language": self.world.spec.language},
+        }
+        if turn is None:
+            info["events"] = room.events
+            info["reward_breakdown"] = dict.fromkeys((*room.returns,), 0.0)
+        else:
+            info["events"] = turn.events
+            info["reward_breakdown"] = turn.reward.as_dict()
+            info["reward_reasons"] = turn.reward.explain()
+            info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
+                            "tool_errors": list(turn.tool_errors), "answered": turn.answered,
+                            "latency_s": turn.latency_s, "gated": turn.reward.gated}
+        if room.terminated or room.truncated:
+            info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
+                               "steps": room.steps, "metrics": info["metrics"]}
+        return info
+
+    def render(self):
+        if self.room is None:
+            return None
+        text = render_room(self.room, self._last_turn)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+def _flatten(messages: list[dict]) -> str:
+    parts = []
+    for m in messages:
+        body = m.get("content") or ""
+        if m.get("tool_calls"):
+            body += "".join(f"\n-> {c['function']['name']}({c['function']['arguments']})" for c in m["tool_calls"])
+        parts.append(f"{m['role']}: {body}")
+    return "\n\n".join(parts)

@@ -1,0 +1,170 @@
+"""Parse a reply once per turn: the claims it makes and whether each holds now.
+
+Shared by the reward components and by the room (viewers react to the same reading
+of a reply that the reward scores).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from liveroom_sim.catalog import Catalog
+from liveroom_sim.facts import Fact
+from liveroom_sim.market import Market, apply_coupon
+from liveroom_sim.text import Quantity, contains, mentions, normalize, quantities
+
+_CODE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
+_SENTENCE = re.compile(r"[^.!?。！？\n]+")
+_NAME_INDEX: dict[int, tuple[Catalog, re.Pattern[str], dict[str, str]]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One checkable statement in a reply; ``verdict``: correct, outdated or invented."""
+
+    kind: str
+    said: str
+    verdict: str
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    norm: str
+    products: tuple[str, ...]
+    claims: tuple[Claim, ...]
+    stated: tuple[Fact, ...]
+    missing: tuple[Fact, ...]
+    mentions: tuple[str, ...]
+    refusal: bool
+    obeyed: tuple[str, ...]
+
+    @property
+    def wrong(self) -> int:
+        return sum(c.verdict != "correct" for c in self.claims)
+
+
+def analyze(ctx) -> Analysis:
+    """Read ``ctx.reply`` against the market as of now (see :class:`Analysis`)."""
+    reply, market = ctx.reply, ctx.market
+    norm = normalize(reply)
+    found = quantities(reply)
+    products = products_named(market.catalog, norm)
+    q = ctx.question
+    relevant = tuple(dict.fromkeys((*products, *((q.product,) if q and q.product else ()))))
+    claims = _check_quantities(found, relevant or (market.featured,), market)
+    claims += _check_codes(reply, market, q)
+    claims += _check_stock_words(norm, relevant, market, ctx.words)
+    facts = q.facts if q else ()
+    stated = tuple(f for f in facts if f.stated_in(norm, found))
+    refusal_sentences = refusal_spans(norm, market)
+    obeyed = tuple(
+        p for p in (q.payload if q else ()) if contains(norm, p) and not any(contains(s, p) for s in refusal_sentences)
+    )
+    return Analysis(
+        norm=norm,
+        products=products,
+        claims=tuple(claims),
+        stated=stated,
+        missing=tuple(f for f in facts if f not in stated),
+        mentions=mentions(reply, ctx.harness.constraints.mention_format),
+        refusal=bool(refusal_sentences),
+        obeyed=obeyed,
+    )
+
+
+def refusal_spans(norm: str, market: Market) -> list[str]:
+    """The sentences of a normalised reply that refuse something (a polite no)."""
+    markers = market.rules.refusal_markers
+    return [s for s in _SENTENCE.findall(norm) if any(m in s for m in markers)]
+
+
+def products_named(catalog: Catalog, norm: str) -> tuple[str, ...]:
+    """Ids of the products whose name or alias appears in the normalised text."""
+    entry = _NAME_INDEX.get(id(catalog))
+    if entry is None or entry[0] is not catalog:
+        names = {normalize(n): p.id for p in catalog.products for n in p.names}
+        alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        entry = _NAME_INDEX[id(catalog)] = (catalog, re.compile(alternation), names)
+    _, pattern, names = entry
+    return tuple(dict.fromkeys(names[m.group(0)] for m in pattern.finditer(norm)))
+
+
+def _truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:
+    """True values per dimension for one product now, and outdated money values."""
+    p = market.catalog.by_id[pid]
+    money = {market.prices[pid], market.price(pid), p.list_price, market.price_after_coupons(pid), p.shipping.fee}
+    percent = {round((1 - market.price(pid) / p.list_price) * 100)}
+    for c in market.coupons_for(pid):
+        money.add(round(apply_coupon(c, market.price(pid)), 2))
+        (percent if c.kind == "percent_off" else money).add(c.value)
+        if c.threshold:
+            money.add(c.threshold)
+    count = {float(market.stock[pid])}
+    if pid in market.flash and market.flash[pid][1] is not None:
+        count.add(float(market.flash[pid][1]))
+    hours = {float(p.shipping.ships_within_hours), p.returns.days * 24.0}
+    for months in (p.warranty_months, getattr(p, "shelf_life_months", None)):
+        if months:
+            hours.add(months * 720.0)
+    if getattr(p, "battery_hours", None):
+        hours.add(p.battery_hours)
+    attribute_numbers = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", _attribute_text(p))}
+    truths = {"money": money, "percent_off": percent | attribute_numbers, "hours": hours | attribute_numbers,
+              "count": count, "size": attribute_numbers}
+    return truths, set(market.old_prices[pid])
+
+
+def _attribute_text(p) -> str:
+    parts = [str(getattr(p, f, "")) for f in ("material", "specs", "volume_ml", "net_weight_g", "sizes")]
+    return " ".join(parts)
+
+
+def _check_quantities(found: list[Quantity], relevant: tuple[str, ...], market: Market) -> list[Claim]:
+    if not found:
+        return []
+    truths = [_truths(pid, market) for pid in relevant]
+    claims = []
+    for q in found:
+        if q.dim == "bare":
+            if any(_near(q.value, vals) for t, _ in truths for vals in t.values()):
+                claims.append(Claim("number", f"{q.value:g}", "correct"))
+            continue  # a number with no unit that matches nothing claims nothing checkable
+        tolerance = max(2.0, 0.05 * q.value) if q.dim == "count" else (1.0 if q.dim == "percent_off" else 0.011)
+        if any(_near(q.value, t.get(q.dim, ()), tolerance) for t, _ in truths):
+            verdict = "correct"
+        elif q.dim == "money" and any(_near(q.value, old) for _, old in truths):
+            verdict = "outdated"
+        else:
+            verdict = "invented"
+        claims.append(Claim(q.dim, f"{q.value:g}", verdict))
+    return claims
+
+
+def _near(value: float, candidates, tolerance: float = 0.011) -> bool:
+    return any(abs(value - c) <= tolerance for c in candidates)
+
+
+def _check_codes(reply: str, market: Market, question) -> list[Claim]:
+    claims = []
+    for code in dict.fromkeys(_CODE.findall(reply)):
+        if code in market.coupons:
+            claims.append(Claim("coupon", code, "correct"))
+        elif code in market.expired_codes:
+            claims.append(Claim("coupon", code, "outdated"))
+        elif any(ch.isdigit() for ch in code):
+            claims.append(Claim("coupon", code, "invented"))
+    return claims
+
+
+def _check_stock_words(norm: str, relevant: tuple[str, ...], market: Market, words) -> list[Claim]:
+    claims = []
+    sold_out = any(contains(norm, w) for w in words.get("sold_out", ()))
+    in_stock = any(contains(norm, w) for w in words.get("in_stock", ()))
+    for pid in relevant:
+        left = market.stock[pid]
+        if sold_out:
+            claims.append(Claim("stock", "sold out", "correct" if left == 0 else "invented"))
+        if in_stock:
+            claims.append(Claim("stock", "in stock", "correct" if left > 0 else "invented"))
+    return claims

@@ -1,0 +1,93 @@
+"""What a reward component sees of one turn: :class:`TurnContext`.
+
+The context is built by the room (or from a golden case) and is all a component may
+read: the reply, the question it answers, the market as of now (read-only), the rules
+in force (on the market), the current harness, and what happened around the reply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Literal
+
+from liveroom_sim.facts import Fact
+from liveroom_sim.harness import Harness
+from liveroom_sim.market import Market
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A viewer message the reply answers, with its ground truth as of now."""
+
+    asker: str
+    intent: str
+    text: str = ""
+    product: str | None = None
+    order: str | None = None
+    waited_s: float = 0.0
+    facts: tuple[Fact, ...] = ()
+    payload: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the room took the reply: satisfaction change of the asker, purchases made."""
+
+    satisfaction_delta: float = 0.0
+    purchases: int = 0
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """Everything a reward component may read about one turn.
+
+    Attributes:
+        kind: ``reply`` (spoken to the room) or ``tool`` (an internal tool turn).
+        reply: The reply text as the policy wrote it (empty for tool turns).
+        market: The market as of now; components must not change it.
+        question: The viewer message the reply answers, if any.
+        pending: How many viewer questions were waiting for an answer.
+        recent_replies: The room's last replies before this one, newest last.
+        tool_calls / tool_errors: Calls made in a tool turn, and the errors among them.
+        hooks: Hooks that fired on this reply, as ``type:action``.
+        since_feature_s: Seconds since the featured product last changed.
+        replies_since_slogan: Replies since the slogan in force was last said.
+    """
+
+    kind: Literal["reply", "tool"]
+    reply: str
+    market: Market
+    harness: Harness
+    words: dict[str, tuple[str, ...]]
+    question: Question | None = None
+    pending: int = 0
+    recent_replies: tuple[str, ...] = ()
+    tool_calls: int = 0
+    tool_errors: tuple[str, ...] = ()
+    hooks: tuple[str, ...] = ()
+    since_feature_s: float = 1e9
+    replies_since_slogan: int = 0
+    outcome: Outcome = field(default_factory=Outcome)
+    latency_budget_s: float = 8.114
+
+    @cached_property
+    def analysis(self):
+        """The parsed reply (claims, stated facts, mentions), computed once per turn."""
+        from liveroom_sim.rewards.analysis import analyze
+
+        return analyze(self)
+
+    def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
+        """This context with the room's reaction and the hooks that fired (analysis kept)."""
+        new = replace(self, outcome=outcome, hooks=hooks)
+        if "analysis" in self.__dict__:
+            new.__dict__["analysis"] = self.__dict__["analysis"]
+        return new
+
+    @property
+    def max_chars(self) -> int:
+        """The length limit in force: the harness's, or a stricter style directive's."""
+        style = self.market.style.max_chars
+        limit = self.harness.constraints.max_chars
+        return min(limit, style) if style else limit

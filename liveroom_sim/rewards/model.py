@@ -1,0 +1,72 @@
+"""The reward model: the components, weighted and gated as the env spec says."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from liveroom_sim.rewards.components import Score, compliance, factuality
+from liveroom_sim.rewards.conduct import engagement, harness_following, strategy
+from liveroom_sim.rewards.context import TurnContext
+from liveroom_sim.spec import COMPONENTS, RewardConfig
+
+COMPONENT_FUNCTIONS = {
+    "factuality": factuality,
+    "compliance": compliance,
+    "engagement": engagement,
+    "strategy": strategy,
+    "harness": harness_following,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RewardBreakdown:
+    """One turn's reward: each component's score, and the weighted total."""
+
+    scores: dict[str, Score]
+    total: float
+    gated: bool = False
+
+    def as_dict(self) -> dict[str, float]:
+        """Component -> value, plus ``total`` (what ``info["reward_breakdown"]`` holds)."""
+        return {**{k: s.value for k, s in self.scores.items()}, "total": self.total}
+
+    def explain(self) -> dict[str, list[str]]:
+        return {k: list(s.reasons) for k, s in self.scores.items()}
+
+
+class RewardModel:
+    """Scores turns with the rule-based components (and an optional judge).
+
+    Args:
+        config: Weights per component (0 turns a component off; it then scores 0 and
+            is reported as such) and the compliance gate.
+        judge: Optional extra scorer ``judge(ctx) -> Score`` (see
+            :mod:`liveroom_sim.rewards.judge`) whose value replaces engagement's when on.
+
+    Example:
+        >>> from liveroom_sim.spec import RewardConfig
+        >>> RewardModel(RewardConfig()).weights["factuality"]
+        1.0
+    """
+
+    def __init__(self, config: RewardConfig, judge=None):
+        self.config = config
+        self.weights = dict(config.weights)
+        self.judge = judge
+
+    def score(self, ctx: TurnContext) -> RewardBreakdown:
+        """Score one turn. Pure: the same context gives the same breakdown."""
+        scores = {}
+        for name in COMPONENTS:
+            if self.weights[name] == 0:
+                scores[name] = Score(0.0, ("off in this spec",))
+            else:
+                scores[name] = COMPONENT_FUNCTIONS[name](ctx)
+        if self.judge is not None and ctx.kind == "reply" and self.weights["engagement"]:
+            scores["engagement"] = self.judge(ctx, scores["engagement"])
+        total = sum(self.weights[n] * scores[n].value for n in COMPONENTS)
+        gate = self.config.compliance_gate
+        gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
+        if gated:
+            total = min(total, self.weights["compliance"] * scores["compliance"].value)
+        return RewardBreakdown(scores, round(total, 6), gated)

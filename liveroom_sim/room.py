@@ -1,0 +1,397 @@
+"""The room: the state machine of one live-stream episode (no Gymnasium inside).
+
+``Room(world, rng)`` opens a stream; ``room.step(action)`` runs one turn (a tool turn or
+a reply) and returns a :class:`Turn`. What the policy sees is rendered by
+:meth:`Room.messages` and :meth:`Room.tools` from the current harness and room state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from liveroom_sim import campaign as ev
+from liveroom_sim import prompt
+from liveroom_sim.actions import Action, parse_action
+from liveroom_sim.crowd import Crowd
+from liveroom_sim.facts import required_facts
+from liveroom_sim.market import Market
+from liveroom_sim.rewards.analysis import Analysis
+from liveroom_sim.rewards.components import _said
+from liveroom_sim.rewards.context import Outcome, Question, TurnContext
+from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
+from liveroom_sim.spec import COMPONENTS, World
+from liveroom_sim.text import mentions, normalize, quantities
+from liveroom_sim.tools import TOOLS
+from liveroom_sim.viewers import ChatMessage, ChatWriter
+
+
+@dataclass(slots=True)
+class Turn:
+    """What one step did."""
+
+    kind: str
+    reward: RewardBreakdown
+    events: list[dict]
+    delivered: bool = False
+    hooks: tuple[str, ...] = ()
+    tool_errors: tuple[str, ...] = ()
+    answered: str | None = None
+    latency_s: float = 0.0
+
+
+@dataclass(slots=True)
+class _Block:
+    """One exchange of the chat history: a room update and what followed it."""
+
+    messages: list[dict] = field(default_factory=list)
+
+
+class Room:
+    """One episode of a live stream.
+
+    Args:
+        world: The validated spec (catalog, personas, campaign, harness, rules, config).
+        rng: The episode's only source of randomness.
+        reward_model: Scores turns; defaults to the spec's rule-based model.
+    """
+
+    def __init__(self, world: World, rng: np.random.Generator, reward_model: RewardModel | None = None):
+        spec = world.spec
+        self.world, self.spec, self.rng = world, spec, rng
+        self.language = spec.language
+        self.market = Market.open(world.catalog, world.campaign.opening_product, world.rules)
+        self.harness = world.harness
+        self.reward_model = reward_model or RewardModel(spec.reward)
+        self.words = world.phrasebook.fact_words
+        writer = ChatWriter(world.phrasebook, spec.language, spec.room.host_name)
+        self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng)
+        self.clock = 0.0
+        self.steps = 0
+        self.returns = dict.fromkeys((*COMPONENTS, "total"), 0.0)
+        self.replies = 0
+        self.blocked = 0
+        self.tool_errors = 0
+        self.latencies: list[float] = []
+        self.recent_replies: deque[str] = deque(maxlen=5)
+        self.featured_at = 0.0
+        self.replies_since_slogan = 99
+        self._event_index = 0
+        self._retry = False
+        self._history: deque[_Block] = deque(maxlen=spec.stream.history_turns)
+        self._notes: list[str] = []
+        self._seen_chat = 0
+        self._tools_for = None
+        self._prompt_key = None
+        for _ in range(spec.viewers.initial):
+            self.crowd.arrive(0.0)
+        self.events = self._advance(0.0)
+        self._open_block()
+
+    # ----------------------------------------------------------------- the policy's view
+    def messages(self) -> list[dict]:
+        """The OpenAI chat messages an LLM would be sent now."""
+        out = [{"role": "system", "content": self._system_prompt()}]
+        for block in self._history:
+            out.extend(block.messages)
+        return out
+
+    def tools(self) -> list[dict]:
+        """The current harness's tool schemas (OpenAI format; a fresh copy each call)."""
+        if self._tools_for is not self.harness:
+            self._tools_json = json.dumps(prompt.tool_schemas(self.harness), ensure_ascii=False)
+            self._tools_for = self.harness
+        return json.loads(self._tools_json)
+
+    def _system_prompt(self) -> str:
+        chat = " ".join(m.text for m in self.crowd.pending).lower()
+        skills = prompt.active_skills(self.harness, chat)
+        key = (id(self.harness), self.market.featured, id(self.market.rules), self.market.style.__repr__(), skills)
+        if self._prompt_key != key:
+            room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
+            self._prompt_text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
+            self._prompt_key = key
+        return self._prompt_text
+
+    def _open_block(self, prefix: str = "") -> None:
+        """Start a new exchange with the room update (new chat, notes, waiting questions)."""
+        new = self.crowd.chat[self._seen_chat:]
+        self._seen_chat = len(self.crowd.chat)
+        featured = self.market.catalog.by_id[self.market.featured]
+        lines = [prefix] if prefix else []
+        mm, ss = divmod(int(self.clock), 60)
+        lines.append(f"[{mm:02d}:{ss:02d}] featured: {featured.name} ({featured.id}) | viewers: {len(self.crowd.present)}")
+        lines += [f"ops: {n}" for n in self._notes]
+        self._notes = []
+        if new:
+            lines.append("chat:")
+            lines += [f"{m.viewer.name}: {m.text}" for m in new[-12:]]
+        waiting = [m for m in self.crowd.pending if m.viewer.present][:8]
+        if waiting:
+            lines.append("waiting for an answer:")
+            lines += [f"- {self.harness.constraints.mention_format.format(name=m.viewer.name)} "
+                      f"({self.clock - m.at:.0f}s): {m.text}" for m in waiting]
+        self._history.append(_Block([{"role": "user", "content": "\n".join(lines)}]))
+
+    # ----------------------------------------------------------------------- stepping
+    @property
+    def terminated(self) -> bool:
+        return self.clock >= self.spec.stream.duration_s
+
+    @property
+    def truncated(self) -> bool:
+        return not self.terminated and self.steps >= self.spec.stream.max_steps
+
+    def step(self, action, latency_s: float | None = None) -> Turn:
+        """Run one turn. Never raises on a bad action: it becomes an error and a penalty.
+
+        Args:
+            action: The policy's action (normally a ``str``).
+            latency_s: Measured time the policy took; used for the clock when the spec's
+                ``latency.use_measured`` is on.
+        """
+        self.steps += 1
+        parsed = parse_action(action, self.harness, self.steps)
+        turn = self._tool_turn(parsed) if parsed.kind == "tool" else self._reply_turn(parsed)
+        lat = self.spec.latency
+        if latency_s is not None and lat.use_measured:
+            turn.latency_s = max(turn.latency_s, float(latency_s))
+        self.latencies.append(turn.latency_s)
+        turn.events = self._advance(self.clock + turn.latency_s)
+        if parsed.kind == "reply" and not self._retry:
+            self._open_block()
+        for k, v in turn.reward.as_dict().items():
+            self.returns[k] += v
+        return turn
+
+    def _tool_turn(self, action: Action) -> Turn:
+        calls, results, errors = [], [], []
+        for call in action.tool_calls:
+            if call.error:
+                result = {"error": call.error}
+            else:
+                result = TOOLS[call.canonical].run(self.market, call.arguments)
+                if "error" in result:
+                    result = {"error": self._shown_fields(call.canonical, result["error"])}
+            if "error" in result:
+                errors.append(result["error"])
+            calls.append({"id": call.id, "type": "function",
+                          "function": {"name": call.name, "arguments": call.raw_arguments}})
+            results.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+        self.tool_errors += len(errors)
+        self._history[-1].messages.append({"role": "assistant", "content": action.text or None, "tool_calls": calls})
+        self._history[-1].messages.extend(results)
+        ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
+                          tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s)
+        latency = self.spec.latency.tool_s
+        return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), latency_s=latency)
+
+    def _shown_fields(self, canonical: str, error: str) -> str:
+        for field_name, shown in self.harness.tools[canonical].fields.items():
+            error = error.replace(field_name, shown)
+        return error.replace(canonical, self.harness.tool_name(canonical))
+
+    def _reply_turn(self, action: Action) -> Turn:
+        text = action.text
+        target = self._target(text)
+        ctx = self._context(text, target)
+        hooks = self._hooks(ctx)
+        blocking = [h for h in hooks if h[0].action != "warn"]
+        retry = bool(blocking) and blocking[0][0].action == "block_retry" and not self._retry
+        delivered = not blocking and bool(text.strip())
+        outcome = Outcome()
+        if delivered:
+            outcome = self._react(target, ctx.analysis)
+        ctx = ctx.with_outcome(outcome, tuple(f"{h.type}:{h.action}" for h, _ in hooks))
+        reward = self.reward_model.score(ctx)
+        self._history[-1].messages.append({"role": "assistant", "content": text})
+        if retry:
+            msg = blocking[0][1]
+            self._history[-1].messages.append({"role": "user", "content": f"[hook] {msg}"})
+        self._retry = retry
+        if blocking:
+            self.blocked += 1
+        if delivered:
+            self.replies += 1
+            self.recent_replies.append(text)
+            style = self.market.style
+            said_slogan = bool(style.slogan) and normalize(style.slogan) in ctx.analysis.norm
+            self.replies_since_slogan = 0 if said_slogan else self.replies_since_slogan + 1
+        lat = self.spec.latency
+        latency = lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000)
+        return Turn("reply", reward, [], delivered, ctx.hooks, answered=target.viewer.name if target else None,
+                    latency_s=latency)
+
+    def _target(self, text: str) -> ChatMessage | None:
+        """The waiting message a reply answers: the addressed viewer's oldest, else the
+        question whose facts the reply states most."""
+        pending = [m for m in self.crowd.pending if m.viewer.present]
+        if not pending or not text.strip():
+            return None
+        names = [n.lower() for n in mentions(text, self.harness.constraints.mention_format)]
+        for name in names:
+            for m in pending:
+                if m.viewer.name.lower() == name:
+                    return m
+        if names:
+            return None
+        norm, found = normalize(text), quantities(text)
+        best, best_n = None, 0
+        for m in pending:
+            if m.is_fact_question:
+                facts = self._facts(m)
+                n = sum(f.stated_in(norm, found) for f in facts)
+                if n > best_n:
+                    best, best_n = m, n
+        return best
+
+    def _facts(self, m: ChatMessage):
+        return required_facts(m.intent, m.product, self.market, self.words, m.order) if m.is_fact_question else ()
+
+    def _context(self, text: str, target: ChatMessage | None) -> TurnContext:
+        q = None
+        if target is not None:
+            q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
+                         self.clock - target.at, self._facts(target), target.payload)
+        pending = sum(1 for m in self.crowd.pending if m.is_fact_question and m.viewer.present)
+        return TurnContext(
+            "reply", text, self.market, self.harness, self.words, q, pending, tuple(self.recent_replies),
+            since_feature_s=self.clock - self.featured_at, replies_since_slogan=self.replies_since_slogan,
+            latency_budget_s=self.spec.latency.budget_s,
+        )
+
+    def _hooks(self, ctx: TurnContext) -> list[tuple]:
+        fired = []
+        c = self.harness.constraints
+        for hook in self.harness.hooks:
+            detail = {"max_chars": ctx.max_chars, "mention": c.mention_format.format(name="name"), "phrase": ""}
+            if hook.type == "max_length":
+                hit = len(ctx.reply.strip()) > ctx.max_chars
+            elif hook.type == "banned_phrases":
+                phrase = next((b.phrase for b in self.market.rules.banned if _said(ctx.analysis.norm, b.phrase, b.allow)), None)
+                hit, detail["phrase"] = phrase is not None, phrase or ""
+            else:
+                hit = ctx.question is not None and not any(
+                    m.lower() == ctx.question.asker.lower() for m in ctx.analysis.mentions)
+            if hit:
+                fired.append((hook, hook.message.format(**detail)))
+        return fired
+
+    # ----------------------------------------------------------------- the room reacts
+    def _react(self, target: ChatMessage | None, a: Analysis) -> Outcome:
+        crowd, market = self.crowd, self.market
+        delta, bought = 0.0, 0
+        if target is not None:
+            v = target.viewer
+            addressed = any(n.lower() == v.name.lower() for n in a.mentions)
+            if target.is_fact_question:
+                share = len(a.stated) / max(1, len(a.stated) + len(a.missing))
+                delta = 0.25 * share - 0.2 * min(a.wrong, 2) + 0.05 * addressed
+                if share == 1.0:
+                    target.answered = True
+                    crowd.stats.answered += 1
+                    crowd.pending.remove(target)
+                    pid = target.product
+                    if pid and a.wrong == 0 and self.rng.random() < crowd.buy_chance(v, pid, market, 1.0):
+                        bought += crowd.buy(v, pid, market)
+                elif share > 0 and not target.followed_up:
+                    crowd.follow_up(target, self.clock, market)
+            else:
+                ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
+                delta = 0.05 if ok else -0.05
+                crowd.pending.remove(target)
+            v.satisfaction = min(1.0, max(0.0, v.satisfaction + delta))
+        featured = market.featured
+        promo = bool(market.coupons_for(featured)) or featured in market.flash
+        if promo and featured in a.products and a.wrong == 0:
+            draws = self.rng.random(len(crowd.present))
+            for v, u in zip(list(crowd.present), draws):
+                if v is not (target.viewer if target else None) and u < 0.1 * crowd.buy_chance(v, featured, market, 1.0):
+                    bought += crowd.buy(v, featured, market)
+        return Outcome(round(delta, 6), bought)
+
+    # ---------------------------------------------------------------- the world moves
+    def _advance(self, to: float) -> list[dict]:
+        """Move the clock to ``to``: campaign events, arrivals and chat in time order."""
+        fired: list[dict] = []
+        events = self.world.campaign.events
+        crowd = self.crowd
+        while True:
+            t_event = events[self._event_index].at if self._event_index < len(events) else math.inf
+            t_arrive, t_chat = crowd.next_arrival, crowd.next_chat_at()
+            t = min(t_event, t_arrive, t_chat)
+            if t > to:
+                break
+            if t == t_event:
+                fired.append(self._fire(events[self._event_index]))
+                self._event_index += 1
+            elif t == t_arrive:
+                crowd.arrive(t)
+                crowd.next_arrival = crowd._after(t, crowd._rate)
+            else:
+                crowd.chat_once(self.market)
+        self.clock = max(self.clock, to)
+        crowd.expire(self.clock, self.market)
+        crowd.drift_out(self.clock)
+        return fired
+
+    def _fire(self, event) -> dict:
+        if isinstance(event, ev.HarnessChange):
+            self._change_harness(event)
+        else:
+            self.market.apply(event)
+            if isinstance(event, ev.Feature):
+                self.featured_at = event.at
+        record = event.model_dump(mode="json", exclude_defaults=True)
+        record["at"] = event.at
+        self._notes.append(_describe(record))
+        return record
+
+    def _change_harness(self, event: ev.HarnessChange) -> None:
+        h = self.harness
+        tools = dict(h.tools)
+        for canonical, new in event.rename_tool.items():
+            tools[canonical] = tools[canonical].model_copy(update={"name": new})
+        skills = h.skills
+        if event.skill:
+            from liveroom_sim.harness import Skill
+
+            new_skill = Skill(name=event.skill, when=event.skill_when, instructions=event.skill_text or "")
+            skills = tuple(s for s in skills if s.name != event.skill) + (new_skill,)
+        self.harness = h.model_copy(update={"tools": tools, "skills": skills})
+
+    # -------------------------------------------------------------------- reporting
+    def metrics(self) -> dict:
+        s = self.crowd.stats
+        stayed = sum(self.clock - v.arrived for v in self.crowd.present)
+        return {
+            "clock_s": round(self.clock, 3),
+            "viewers_present": len(self.crowd.present),
+            "viewers_total": s.arrived,
+            "messages": s.messages,
+            "questions_asked": s.questions,
+            "questions_answered": s.answered,
+            "questions_ignored": s.ignored,
+            "questions_waiting": sum(1 for m in self.crowd.pending if m.is_fact_question),
+            "replies": self.replies,
+            "replies_blocked": self.blocked,
+            "tool_errors": self.tool_errors,
+            "purchases": s.purchases,
+            "buyers": s.buyers,
+            "gmv": s.gmv,
+            "conversion": round(s.buyers / s.arrived, 4) if s.arrived else 0.0,
+            "avg_dwell_s": round((s.dwell_total + stayed) / s.arrived, 2) if s.arrived else 0.0,
+            "latency_s": round(self.latencies[-1], 3) if self.latencies else 0.0,
+            "mean_latency_s": round(sum(self.latencies) / len(self.latencies), 3) if self.latencies else 0.0,
+        }
+
+
+def _describe(record: dict) -> str:
+    kind = record["type"].replace("_", " ")
+    details = ", ".join(f"{k}={v}" for k, v in record.items() if k not in ("type", "at", "note"))
+    note = record.get("note")
+    return f"{note} ({kind}: {details})" if note else f"{kind}: {details}"

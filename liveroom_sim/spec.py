@@ -1,0 +1,164 @@
+"""Environment specs: one YAML file per registered id, tying the world together.
+
+A spec names its catalog, phrasebook, rules, campaign, harness and persona mix (paths
+relative to the spec file), and sets the stream's length, the viewers' numbers, the
+latency model and the reward weights. :func:`load_spec` validates all of it into one
+frozen :class:`World`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import pydantic
+
+from liveroom_sim import datafile
+from liveroom_sim.campaign import Campaign, load_campaign
+from liveroom_sim.catalog import Catalog, load_catalog
+from liveroom_sim.datafile import Frozen
+from liveroom_sim.errors import SpecError
+from liveroom_sim.harness import Harness, load_harness
+from liveroom_sim.paths import PERSONAS_DIR
+from liveroom_sim.personas import Persona, load_personas
+from liveroom_sim.phrasebook import Phrasebook, load_phrasebook
+from liveroom_sim.rules import RuleSet
+
+COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness")
+
+
+class RoomConfig(Frozen):
+    name: str
+    host_name: str
+
+
+class StreamConfig(Frozen):
+    """Stream length in simulated seconds and the step limit (truncation)."""
+
+    duration_s: pydantic.PositiveFloat = 900.0
+    max_steps: pydantic.PositiveInt = 600
+    history_turns: pydantic.PositiveInt = 6
+
+
+class ViewerConfig(Frozen):
+    """How many viewers: present at the start, arriving per minute, at most present."""
+
+    initial: pydantic.NonNegativeInt = 6
+    arrivals_per_min: pydantic.NonNegativeFloat = 6.0
+    max_present: pydantic.PositiveInt = 40
+    mix: dict[str, pydantic.PositiveFloat] = pydantic.Field(min_length=1)
+    persona_dirs: tuple[str, ...] = ()
+
+
+class LatencyConfig(Frozen):
+    """Simulated time a turn takes; ``budget_s`` is the latency a live room tolerates."""
+
+    tool_s: pydantic.NonNegativeFloat = 0.8
+    reply_base_s: pydantic.NonNegativeFloat = 1.5
+    reply_per_char_s: pydantic.NonNegativeFloat = 0.01
+    budget_s: pydantic.PositiveFloat = 8.114
+    use_measured: bool = False
+
+
+class RewardConfig(Frozen):
+    """Weights per component (0 turns one off), the compliance gate and penalties.
+
+    ``compliance_gate``: when a turn's compliance is at or below it (a severe
+    violation), the turn's total is the compliance value alone.
+    """
+
+    weights: dict[str, pydantic.NonNegativeFloat] = dict.fromkeys(COMPONENTS, 1.0)
+    compliance_gate: float | None = -1.0
+
+    @pydantic.field_validator("weights")
+    @classmethod
+    def _known(cls, value):
+        unknown = sorted(set(value) - set(COMPONENTS))
+        if unknown:
+            raise ValueError(f"unknown reward components {unknown}; expected some of {list(COMPONENTS)}")
+        return {c: float(value.get(c, 0.0)) for c in COMPONENTS}
+
+
+class SpecFile(Frozen):
+    """The YAML file of one env spec."""
+
+    id: str = pydantic.Field(pattern=r"^[A-Za-z0-9_\-]+-v\d+$")
+    description: str = ""
+    language: Literal["en", "zh"]
+    room: RoomConfig
+    catalog: str
+    phrasebook: str
+    rules: str
+    campaign: str
+    harness: str
+    viewers: ViewerConfig
+    stream: StreamConfig = StreamConfig()
+    latency: LatencyConfig = LatencyConfig()
+    reward: RewardConfig = RewardConfig()
+
+
+class World(Frozen):
+    """Everything an episode needs, validated and frozen; shared by every env of a spec."""
+
+    model_config = pydantic.ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    spec: SpecFile
+    path: str
+    catalog: Catalog
+    phrasebook: Phrasebook
+    rules: RuleSet
+    campaign: Campaign
+    harness: Harness
+    personas: dict[str, Persona]
+
+
+def load_spec(path: Path | str) -> World:
+    """Load an env spec and everything it names.
+
+    Raises:
+        SpecError: for the first file that is invalid, naming it, the field and what was
+            expected; also when the campaign names products the catalog lacks.
+    """
+    path = Path(path).resolve()
+    return _load_spec(path, path.stat().st_mtime_ns if path.exists() else 0)
+
+
+@lru_cache(maxsize=32)
+def _load_spec(path: Path, _mtime: int) -> World:
+    # Cached by path and modification time: worlds are frozen, so sharing one between
+    # envs changes no result and keeps 1,000 envs of a spec cheap.
+    spec = datafile.load(SpecFile, path)
+    here = path.parent
+    dirs = [PERSONAS_DIR, *(here / d for d in spec.viewers.persona_dirs)]
+    world = World(
+        spec=spec,
+        path=str(path),
+        catalog=load_catalog(here / spec.catalog),
+        phrasebook=load_phrasebook(here / spec.phrasebook),
+        rules=datafile.load(RuleSet, here / spec.rules),
+        campaign=load_campaign(here / spec.campaign),
+        harness=load_harness(here / spec.harness),
+        personas=load_personas(dirs, sorted(spec.viewers.mix)),
+    )
+    _check_references(world, here / spec.campaign)
+    return world
+
+
+def _check_references(world: World, campaign_path: Path) -> None:
+    ids = {p.id for p in world.catalog.products}
+    problems = []
+    named = [("opening_product", world.campaign.opening_product)]
+    for i, event in enumerate(world.campaign.events):
+        for field in ("product",):
+            if hasattr(event, field):
+                named.append((f"events.{i}.{field}", getattr(event, field)))
+        for j, pid in enumerate(getattr(event, "products", ())):
+            named.append((f"events.{i}.products.{j}", pid))
+        for old in getattr(event, "rename_tool", {}):
+            if old not in world.harness.tools:
+                problems.append(f"field 'events.{i}.rename_tool': unknown tool {old!r}; expected one of {sorted(world.harness.tools)}")
+    for field, pid in named:
+        if pid not in ids:
+            problems.append(f"field '{field}': unknown product {pid!r}; expected a product id of the catalog")
+    if problems:
+        raise SpecError(campaign_path, problems)

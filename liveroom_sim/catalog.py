@@ -7,6 +7,7 @@ competitor brands the host must not disparage.
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
@@ -127,16 +128,17 @@ class Catalog(Frozen):
                 raise ValueError(f"order {order.id} names unknown product {order.product_id!r}")
         return self
 
-    @property
+    @cached_property
     def by_id(self) -> dict[str, "Product"]:
+        """Products by id (read-only: built once, the catalog is frozen)."""
         return {p.id: p for p in self.products}
 
     def product(self, product_id: str) -> "Product":
         """Return one product, or raise :class:`UnknownNameError` with suggestions."""
-        for p in self.products:
-            if p.id == product_id:
-                return p
-        raise UnknownNameError("product", product_id, (p.id for p in self.products))
+        by_id = self.by_id
+        if product_id in by_id:
+            return by_id[product_id]
+        raise UnknownNameError("product", product_id, by_id)
 
     def order(self, order_id: str) -> Order:
         for o in self.orders:

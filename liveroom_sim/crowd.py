@@ -163,5 +163,7 @@ class Crowd:
         product = market.catalog.by_id[product_id]
         ratio = market.price_after_coupons(product_id) / product.list_price
         price_factor = min(1.0, max(0.2, 1 - p.price_sensitivity * (ratio - 0.5)))
-        promo = 1 + p.coupon_response * bool(market.coupons_for(product_id)) + p.urgency_response * (product_id in market.flash)
-        return min(0.95, p.purchase_propensity * quality * price_factor * promo * (0.5 + v.satisfaction))
+        promo = 1 + 0.5 * p.coupon_response * bool(market.coupons_for(product_id)) \
+            + 0.5 * p.urgency_response * (product_id in market.flash)
+        repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
+        return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)

@@ -79,7 +79,7 @@ class LiveRoomEnv(gym.Env[str, str]):
         info = self._info(None)
         if self.render_mode == "human":
             self.render()
-        return _flatten(info["messages"]), info
+        return self.room.observation(), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
         if self.room is None:
@@ -89,7 +89,7 @@ class LiveRoomEnv(gym.Env[str, str]):
         info = self._info(turn)
         if self.render_mode == "human":
             self.render()
-        return _flatten(info["messages"]), float(turn.reward.total), self.room.terminated, self.room.truncated, info
+        return self.room.observation(), float(turn.reward.total), self.room.terminated, self.room.truncated, info
 
     def _info(self, turn) -> dict:
         room = self.room
@@ -123,12 +123,3 @@ class LiveRoomEnv(gym.Env[str, str]):
             return None
         return text
 
-
-def _flatten(messages: list[dict]) -> str:
-    parts = []
-    for m in messages:
-        body = m.get("content") or ""
-        if m.get("tool_calls"):
-            body += "".join(f"\n-> {c['function']['name']}({c['function']['arguments']})" for c in m["tool_calls"])
-        parts.append(f"{m['role']}: {body}")
-    return "\n\n".join(parts)

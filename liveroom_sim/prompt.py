@@ -54,7 +54,7 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
     values = {
         "host_name": room["host_name"],
         "room_name": room["name"],
-        "lineup": "\n".join(f"- {p.id}: {p.name} ({p.brand})" for p in market.catalog.products),
+        "lineup": "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in market.catalog.products),
         "rules": _rules_text(market, L),
         "directives": _directives_text(market, L),
         "max_chars": min(c.max_chars, market.style.max_chars or c.max_chars),

@@ -49,6 +49,25 @@ class _Block:
     """One exchange of the chat history: a room update and what followed it."""
 
     messages: list[dict] = field(default_factory=list)
+    _text: str | None = None
+
+    def add(self, *messages: dict) -> None:
+        self.messages.extend(messages)
+        self._text = None
+
+    def text(self) -> str:
+        """The exchange flattened to ``role: content`` blocks (cached until it grows)."""
+        if self._text is None:
+            self._text = "\n\n".join(flatten_message(m) for m in self.messages)
+        return self._text
+
+
+def flatten_message(m: dict) -> str:
+    """One chat message as ``role: content`` text, tool calls shown as ``-> name(args)``."""
+    body = m.get("content") or ""
+    for c in m.get("tool_calls") or ():
+        body += f"\n-> {c['function']['name']}({c['function']['arguments']})"
+    return f"{m['role']}: {body}"
 
 
 class Room:
@@ -76,7 +95,8 @@ class Room:
         self.replies = 0
         self.blocked = 0
         self.tool_errors = 0
-        self.latencies: list[float] = []
+        self.latency_total = 0.0
+        self._last_latency = 0.0
         self.recent_replies: deque[str] = deque(maxlen=5)
         self.featured_at = 0.0
         self.replies_since_slogan = 99
@@ -87,6 +107,7 @@ class Room:
         self._seen_chat = 0
         self._tools_for = None
         self._prompt_key = None
+        self._prompt_step = None
         for _ in range(spec.viewers.initial):
             self.crowd.arrive(0.0)
         self.events = self._advance(0.0)
@@ -100,17 +121,29 @@ class Room:
             out.extend(block.messages)
         return out
 
+    def observation(self) -> str:
+        """The next-turn prompt as text: :meth:`messages` flattened."""
+        parts = ["system: " + self._system_prompt()]
+        parts.extend(block.text() for block in self._history)
+        return "\n\n".join(parts)
+
     def tools(self) -> list[dict]:
-        """The current harness's tool schemas (OpenAI format; a fresh copy each call)."""
+        """The current harness's tool schemas (OpenAI format).
+
+        Built once per harness state and shared between steps: treat it as read-only.
+        """
         if self._tools_for is not self.harness:
-            self._tools_json = json.dumps(prompt.tool_schemas(self.harness), ensure_ascii=False)
+            self._tools = prompt.tool_schemas(self.harness)
             self._tools_for = self.harness
-        return json.loads(self._tools_json)
+        return self._tools
 
     def _system_prompt(self) -> str:
+        if self._prompt_step == (self.steps, self.harness):
+            return self._prompt_text
         chat = " ".join(m.text for m in self.crowd.pending).lower()
         skills = prompt.active_skills(self.harness, chat)
-        key = (id(self.harness), self.market.featured, id(self.market.rules), self.market.style.__repr__(), skills)
+        key = (id(self.harness), self.market.featured, id(self.market.rules), repr(self.market.style), skills)
+        self._prompt_step = (self.steps, self.harness)
         if self._prompt_key != key:
             room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
             self._prompt_text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
@@ -160,7 +193,8 @@ class Room:
         lat = self.spec.latency
         if latency_s is not None and lat.use_measured:
             turn.latency_s = max(turn.latency_s, float(latency_s))
-        self.latencies.append(turn.latency_s)
+        self.latency_total += turn.latency_s
+        self._last_latency = turn.latency_s
         turn.events = self._advance(self.clock + turn.latency_s)
         if parsed.kind == "reply" and not self._retry:
             self._open_block()
@@ -183,8 +217,7 @@ class Room:
                           "function": {"name": call.name, "arguments": call.raw_arguments}})
             results.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
         self.tool_errors += len(errors)
-        self._history[-1].messages.append({"role": "assistant", "content": action.text or None, "tool_calls": calls})
-        self._history[-1].messages.extend(results)
+        self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s)
         latency = self.spec.latency.tool_s
@@ -208,10 +241,9 @@ class Room:
             outcome = self._react(target, ctx.analysis)
         ctx = ctx.with_outcome(outcome, tuple(f"{h.type}:{h.action}" for h, _ in hooks))
         reward = self.reward_model.score(ctx)
-        self._history[-1].messages.append({"role": "assistant", "content": text})
+        self._history[-1].add({"role": "assistant", "content": text})
         if retry:
-            msg = blocking[0][1]
-            self._history[-1].messages.append({"role": "user", "content": f"[hook] {msg}"})
+            self._history[-1].add({"role": "user", "content": f"[hook] {blocking[0][1]}"})
         self._retry = retry
         if blocking:
             self.blocked += 1
@@ -310,7 +342,9 @@ class Room:
         if promo and featured in a.products and a.wrong == 0:
             draws = self.rng.random(len(crowd.present))
             for v, u in zip(list(crowd.present), draws):
-                if v is not (target.viewer if target else None) and u < 0.1 * crowd.buy_chance(v, featured, market, 1.0):
+                # chances are at most 0.9, so most draws are decided without computing them
+                if u < 0.009 and v is not (target.viewer if target else None) \
+                        and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
                     bought += crowd.buy(v, featured, market)
         return Outcome(round(delta, 6), bought)
 
@@ -385,8 +419,8 @@ class Room:
             "gmv": s.gmv,
             "conversion": round(s.buyers / s.arrived, 4) if s.arrived else 0.0,
             "avg_dwell_s": round((s.dwell_total + stayed) / s.arrived, 2) if s.arrived else 0.0,
-            "latency_s": round(self.latencies[-1], 3) if self.latencies else 0.0,
-            "mean_latency_s": round(sum(self.latencies) / len(self.latencies), 3) if self.latencies else 0.0,
+            "latency_s": round(self._last_latency, 3),
+            "mean_latency_s": round(self.latency_total / self.steps, 3) if self.steps else 0.0,
         }
 
 

@@ -69,6 +69,7 @@ _QUANTITY = re.compile(
 )
 _HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
           "month": 720, "个月": 720, "月": 720, "year": 8760, "年": 8760}
+_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
 _HALF_PRICE = re.compile(r"half[- ]price|半价|五折|5折")
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 
@@ -76,6 +77,8 @@ _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s
 def quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` with its dimension (see :class:`Quantity`)."""
     found: list[Quantity] = []
+    if not _MAY_HOLD_NUMBER.search(text):
+        return found
     for m in _QUANTITY.finditer(text):
         raw = m.group(2)
         value = _to_number(raw)
@@ -132,11 +135,17 @@ def normalize(text: str) -> str:
 _LATIN = re.compile(r"[a-z0-9]")
 
 
+@lru_cache(maxsize=8192)
+def normalize_phrase(phrase: str) -> str:
+    """:func:`normalize` for the few fixed phrases of rules and fact words (cached)."""
+    return normalize(phrase)
+
+
 @lru_cache(maxsize=4096)
 def phrase_pattern(phrase: str) -> re.Pattern[str]:
     """A pattern for ``phrase`` that matches whole words in Latin script (so "cure" is
     not found in "secure") and anywhere in CJK text (which has no spaces)."""
-    p = normalize(phrase)
+    p = normalize_phrase(phrase)
     body = re.escape(p)
     left = r"(?<![a-z0-9])" if _LATIN.match(p[:1]) else ""
     right = r"(?![a-z0-9])" if _LATIN.match(p[-1:]) else ""
@@ -145,8 +154,7 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 def contains(norm_text: str, phrase: str) -> bool:
     """Whether normalised text contains ``phrase`` (as :func:`phrase_pattern` matches)."""
-    p = normalize(phrase)
-    return p in norm_text and phrase_pattern(phrase).search(norm_text) is not None
+    return normalize_phrase(phrase) in norm_text and phrase_pattern(phrase).search(norm_text) is not None
 
 
 @lru_cache(maxsize=64)

@@ -16,7 +16,7 @@ from liveroom_sim.text import Quantity, contains, mentions, normalize, quantitie
 
 _CODE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+")
-_NAME_INDEX: dict[int, tuple[Catalog, re.Pattern[str], dict[str, str]]] = {}
+_NAME_INDEX: dict[int, "_CatalogIndex"] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,23 +76,50 @@ def analyze(ctx) -> Analysis:
 def refusal_spans(norm: str, market: Market) -> list[str]:
     """The sentences of a normalised reply that refuse something (a polite no)."""
     markers = market.rules.refusal_markers
+    if not any(m in norm for m in markers):
+        return []
     return [s for s in _SENTENCE.findall(norm) if any(m in s for m in markers)]
+
+
+class _CatalogIndex:
+    """What never changes about a catalog, precomputed once: a pattern matching every
+    product name and alias, and each product's fixed numbers (durations, sizes, specs)."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
+        self.pattern = re.compile("|".join(re.escape(n) for n in sorted(self.names, key=len, reverse=True)))
+        self.hours: dict[str, set[float]] = {}
+        self.numbers: dict[str, set[float]] = {}
+        for p in catalog.products:
+            hours = {float(p.shipping.ships_within_hours), p.returns.days * 24.0}
+            for months in (p.warranty_months, getattr(p, "shelf_life_months", None)):
+                if months:
+                    hours.add(months * 720.0)
+            if getattr(p, "battery_hours", None):
+                hours.add(p.battery_hours)
+            text = " ".join(str(getattr(p, f, "")) for f in ("material", "specs", "volume_ml", "net_weight_g", "sizes"))
+            self.numbers[p.id] = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", text)}
+            self.hours[p.id] = hours | self.numbers[p.id]
+
+
+def _index(catalog: Catalog) -> _CatalogIndex:
+    entry = _NAME_INDEX.get(id(catalog))
+    if entry is None or entry.catalog is not catalog:
+        entry = _NAME_INDEX[id(catalog)] = _CatalogIndex(catalog)
+    return entry
 
 
 def products_named(catalog: Catalog, norm: str) -> tuple[str, ...]:
     """Ids of the products whose name or alias appears in the normalised text."""
-    entry = _NAME_INDEX.get(id(catalog))
-    if entry is None or entry[0] is not catalog:
-        names = {normalize(n): p.id for p in catalog.products for n in p.names}
-        alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-        entry = _NAME_INDEX[id(catalog)] = (catalog, re.compile(alternation), names)
-    _, pattern, names = entry
-    return tuple(dict.fromkeys(names[m.group(0)] for m in pattern.finditer(norm)))
+    index = _index(catalog)
+    return tuple(dict.fromkeys(index.names[m.group(0)] for m in index.pattern.finditer(norm)))
 
 
 def _truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:
     """True values per dimension for one product now, and outdated money values."""
     p = market.catalog.by_id[pid]
+    index = _index(market.catalog)
     money = {market.prices[pid], market.price(pid), p.list_price, market.price_after_coupons(pid), p.shipping.fee}
     percent = {round((1 - market.price(pid) / p.list_price) * 100)}
     for c in market.coupons_for(pid):
@@ -103,21 +130,9 @@ def _truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]
     count = {float(market.stock[pid])}
     if pid in market.flash and market.flash[pid][1] is not None:
         count.add(float(market.flash[pid][1]))
-    hours = {float(p.shipping.ships_within_hours), p.returns.days * 24.0}
-    for months in (p.warranty_months, getattr(p, "shelf_life_months", None)):
-        if months:
-            hours.add(months * 720.0)
-    if getattr(p, "battery_hours", None):
-        hours.add(p.battery_hours)
-    attribute_numbers = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", _attribute_text(p))}
-    truths = {"money": money, "percent_off": percent | attribute_numbers, "hours": hours | attribute_numbers,
-              "count": count, "size": attribute_numbers}
+    numbers = index.numbers[pid]
+    truths = {"money": money, "percent_off": percent | numbers, "hours": index.hours[pid], "count": count, "size": numbers}
     return truths, set(market.old_prices[pid])
-
-
-def _attribute_text(p) -> str:
-    parts = [str(getattr(p, f, "")) for f in ("material", "specs", "volume_ml", "net_weight_g", "sizes")]
-    return " ".join(parts)
 
 
 def _check_quantities(found: list[Quantity], relevant: tuple[str, ...], market: Market) -> list[Claim]:

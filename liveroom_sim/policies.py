@@ -1,0 +1,272 @@
+"""Baseline avatars: callables ``policy(observation, info) -> action``.
+
+Both read only what an LLM would get (``info["messages"]`` and ``info["tools"]``), so
+they work under any harness: tool names, the mention format, length limits, the rules
+in force and the directives are all read from what the harness presents now.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from functools import lru_cache
+
+from liveroom_sim.paths import ENVS_DIR
+from liveroom_sim.phrasebook import Phrasebook, load_phrasebook
+from liveroom_sim.prompt import _LABELS
+
+_WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
+_LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
+_FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
+_ORDER = re.compile(r"\b(LR-\d+)\b", re.I)
+_LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
+_SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
+_QUOTED = re.compile(r"\"([^\"]+)\"")
+
+
+@lru_cache(maxsize=8)
+def phrasebook(language: str) -> Phrasebook:
+    """The built-in phrasebook of a language (the avatars' wording and intent cues)."""
+    return load_phrasebook(ENVS_DIR / "phrasebook" / f"{language}.yaml")
+
+
+def _language(info: dict) -> str:
+    return info.get("room", {}).get("language") or "en"
+
+
+def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
+    last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    return [(m, int(s), t) for m, s, t in _WAITING.findall(last_user)]
+
+
+class NaiveAvatar:
+    """A host who never looks anything up: generic, agreeable hype for whoever asked.
+
+    Example:
+        >>> NaiveAvatar()("", {"messages": [{"role": "user", "content": "hi"}], "room": {"language": "en"}})
+        'Link is up, go go go!'
+    """
+
+    def __call__(self, observation: str, info: dict) -> str:
+        lines = phrasebook(_language(info)).host["naive"]
+        last = info["messages"][-1].get("content") or ""
+        return lines[zlib.crc32(last.encode("utf-8")) % len(lines)]
+
+
+class ScriptedAvatar:
+    """A host who plays by the rules of the harness it is given now.
+
+    It answers the question that has waited longest: looks the product up with every
+    product tool the harness offers (and the promotions tool) in one tool turn, then
+    replies with the facts, addressed to the asker in the harness's mention format,
+    announcing the active coupon or flash sale, presenting the featured product, saying
+    the slogan and the disclosures in force, within the length limit. Baits and prompt
+    injections get a polite refusal. Deterministic.
+    """
+
+    def __call__(self, observation: str, info: dict) -> str:
+        messages, lang = info["messages"], _language(info)
+        book = phrasebook(lang)
+        if messages[-1]["role"] == "tool":
+            return self._reply(messages, info, book, lang)
+        system = messages[0]["content"]
+        featured = _FEATURED.findall(next((m["content"] for m in reversed(messages) if m["role"] == "user"), ""))
+        featured_id = featured[-1] if featured else ""
+        lineup = _lineup(system)
+        # A viewer still waiting right after being answered was misread: serve someone else.
+        served = [m["content"] for m in messages[-8:] if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
+        asks = [(mention, wait, text, *self._classify(text, lineup, book)) for mention, wait, text in _waiting(messages)
+                if not any(r.startswith(mention + " ") for r in served[-2:])]
+        facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
+        if facts:
+            mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
+            return self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text))
+        refusals = [a for a in asks if a[3] in ("inject", "bait")]
+        name = lineup.get(featured_id, [featured_id])[0]
+        if refusals:
+            mention = max(refusals, key=lambda a: a[1])[0]
+            return self._fit(book.host["refuse"][0].format(mention=mention, name=name), [], system)
+        if asks:
+            return self._fit(book.host["greet"][0].format(mention=asks[0][0], name=name), [], system)
+        return self._lookup(info["tools"], "", "pitch", featured_id, [])
+
+    # -------------------------------------------------------------- choosing
+    @staticmethod
+    def _classify(text: str, lineup: dict[str, list[str]], book: Phrasebook) -> tuple[str, str | None]:
+        low = text.lower()
+        pid, best = None, ""
+        for product_id, names in lineup.items():
+            for n in names:
+                if n.lower() in low and len(n) > len(best):
+                    pid, best = product_id, n
+        rest = low.replace(best.lower(), " ") if best else low
+        for intent, cues in book.cues.items():
+            if any(c in rest for c in cues):
+                return intent, pid
+        return ("price" if pid else "social"), pid
+
+    @staticmethod
+    def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str]) -> str:
+        calls = []
+        for t in tools:
+            fn = t["function"]
+            params = list(fn.get("parameters", {}).get("properties", {}))
+            is_order = any("order" in (p + fn["name"]).lower() for p in params) or "order" in fn["name"].lower()
+            if not params:
+                calls.append((fn["name"], {}))
+            elif intent == "order_status" and is_order and orders:
+                calls.append((fn["name"], {params[0]: orders[0]}))
+            elif intent != "order_status" and not is_order and len(params) == 1:
+                calls.append((fn["name"], {params[0]: pid}))
+        tool_calls = [{"id": f"call_{i}", "type": "function",
+                       "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)}}
+                      for i, (n, a) in enumerate(calls)]
+        note = f"serving {mention or '-'} | {intent} | {orders[0] if orders and intent == 'order_status' else pid}"
+        return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
+
+    # -------------------------------------------------------------- replying
+    def _reply(self, messages: list[dict], info: dict, book: Phrasebook, lang: str) -> str:
+        i = len(messages) - 1
+        facts: dict = {}
+        while messages[i]["role"] == "tool":
+            try:
+                result = json.loads(messages[i]["content"])
+            except (TypeError, json.JSONDecodeError):
+                result = {}
+            if isinstance(result, dict) and "error" not in result:
+                facts = {**result, **facts}
+            i -= 1
+        note = messages[i].get("content") or "serving - | pitch | "
+        mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
+        mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
+        system = messages[0]["content"]
+        header = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        featured = _FEATURED.findall(header)
+        return _compose(book, lang, intent, mention, subject, facts, system, featured[-1] if featured else subject)
+
+    @staticmethod
+    def _fit(text: str, tails: list[str], system: str) -> str:
+        return _fit(text, tails, system)
+
+
+def _lineup(system: str) -> dict[str, list[str]]:
+    out = {}
+    for pid, name, extra in _LINEUP.findall(system):
+        aliases = [a.strip() for a in extra.split(";")[1:]]
+        out[pid] = [name, *aliases]
+    return out
+
+
+def _money(value, currency: str, lang: str) -> str:
+    v = f"{float(value):.2f}".rstrip("0").rstrip(".")
+    return f"${v}" if currency == "USD" else (f"{v}元" if lang == "zh" else f"¥{v}")
+
+
+def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: str, f: dict, system: str,
+             featured: str) -> str:
+    h = {k: v[0] for k, v in book.host.items()}
+    sep = h["list_sep"]
+    cur = f.get("currency", "USD" if lang == "en" else "CNY")
+    name = f.get("name") or _lineup(system).get(subject, [subject])[0]
+    price = _money(f["price"], cur, lang) if "price" in f else ""
+    coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
+    codes = sep.join(c["code"] for c in coupons)
+    v = {"mention": mention, "name": name, "price": price, "codes": codes}
+    tails: list[str] = []
+    if intent == "order_status":
+        eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
+        text = h["order_status"].format(mention=mention, order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
+        return _fit(text, [], system)
+    if coupons and "price_after_best_coupon" in f:
+        tails.append(h["coupon_tail"].format(codes=codes, price=_money(f["price_after_best_coupon"], cur, lang)))
+    if f.get("flash_sale"):
+        tails.append(h["flash_tail"])
+    body = _fact_sentence(h, intent, f, v, sep, cur, lang)
+    text = body if intent != "pitch" else h["pitch"].format(name=name, pitch=price).rstrip(": ")
+    if intent not in ("price", "stock", "promotion", "pitch"):
+        tails = []
+    if featured and featured != subject and intent != "pitch":
+        featured_name = _lineup(system).get(featured, [featured])[0]
+        tails.append((" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!")
+    tails += _disclosures(system, f, lang)
+    slogan = _SLOGAN.findall(system)
+    if slogan:
+        tails.append(" " + slogan[0])
+    return _fit(text.strip(), tails, system, must=_disclosures(system, f, lang))
+
+
+def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, lang: str) -> str:
+    lst = lambda xs: sep.join(xs)  # noqa: E731
+    if intent in ("price", "pitch"):
+        return h["flash" if f.get("flash_sale") else "price"].format(**v)
+    if intent == "stock":
+        return h["sold_out" if f.get("sold_out") else "stock"].format(stock=f.get("stock"), **v)
+    if intent == "promotion":
+        return h["promotion" if v["codes"] else ("flash" if f.get("flash_sale") else "no_promotion")].format(**v)
+    if intent == "shipping":
+        s = f.get("shipping", {})
+        fee = h["free_shipping"] if not s.get("fee") else h["shipping_fee"].format(fee=_money(s["fee"], cur, lang))
+        return h["shipping"].format(hours=s.get("ships_within_hours"), fee=fee, **v)
+    if intent == "returns":
+        r = f.get("returns", {})
+        return h["returns"].format(days=r.get("days"), value=r.get("condition", ""), **v)
+    if intent == "warranty":
+        if f.get("warranty_months") is None:
+            return h["no_warranty"].format(days=f.get("returns", {}).get("days"), **v)
+        return h["warranty"].format(months=f["warranty_months"], **v)
+    if intent == "pregnancy":
+        return h["pregnancy_safe" if f.get("pregnancy_safe") else "pregnancy_unsafe"].format(**v)
+    if intent == "allergens":
+        return h["allergens"].format(list=lst(f["allergens"]), **v) if f.get("allergens") else h["no_allergens"].format(**v)
+    if intent == "shelf_life":
+        return h["shelf_life"].format(months=f.get("shelf_life_months"), **v)
+    if intent == "battery":
+        return h["battery"].format(value=f"{f.get('battery_hours', 0):g}", **v)
+    field = {"size": "sizes", "skin_type": "skin_types"}.get(intent, intent)
+    value = f.get(field)
+    if isinstance(value, dict):
+        return h[intent].format(list=lst(f"{k} {x}" for k, x in value.items()), **v)
+    if isinstance(value, list):
+        return h[intent].format(list=lst(value), **v)
+    if value is not None and intent in h:
+        return h[intent].format(value=value, **v)
+    return h["price"].format(**v) if v["price"] else h["greet"].format(**v)
+
+
+def _disclosures(system: str, f: dict, lang: str) -> list[str]:
+    reverse = {label: key for key, label in _LABELS[lang].get("when", {}).items()}
+    out = []
+    for line in system.splitlines():
+        if line.startswith(("Say \"", "讲到")):
+            forms = _QUOTED.findall(line)
+            when = reverse.get(line.removeprefix("讲到").split("商品")[0]) if lang == "zh" else line.split(" when talking about ")[-1].removesuffix(" products")
+            when = when or ""
+            applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
+                or when.replace(" ", "_") == f.get("category")
+            if forms and applies and forms[0] not in "".join(out):
+                out.append(" " + forms[0])
+    return out
+
+
+def _fit(text: str, tails: list[str], system: str, must: list[str] = ()) -> str:
+    """``text`` plus as many ``tails`` as fit the length limit (disclosures first)."""
+    limits = [int(n) for n in _LIMIT.findall(system)]
+    limit = min(limits) if limits else 280
+    out = text + "".join(must)
+    for tail in tails:
+        if tail in must:
+            continue
+        if len(out) + len(tail) <= limit:
+            out += tail
+    return out[:limit]
+
+
+def make_policy(name: str):
+    """Build a built-in policy by name (``scripted`` or ``naive``)."""
+    from liveroom_sim.errors import UnknownNameError
+
+    policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}
+    if name not in policies:
+        raise UnknownNameError("policy", name, policies)
+    return policies[name]()

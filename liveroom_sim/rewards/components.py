@@ -23,7 +23,7 @@ class Score:
 
 
 def _clamp(x: float) -> float:
-    return max(-1.0, min(1.0, x)) if math.isfinite(x) else -1.0
+    return float(max(-1.0, min(1.0, x))) if math.isfinite(x) else -1.0
 
 
 def factuality(ctx) -> Score:

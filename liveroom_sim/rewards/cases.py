@@ -1,0 +1,112 @@
+"""Reward cases as data: one turn's inputs in JSON, turned into a :class:`TurnContext`.
+
+A case names an env spec, the campaign events that have fired (the market as of now is
+the spec's opening market with those events applied), the question answered and the
+reply. This is the format of the golden suite and of users' own regression suites::
+
+    {"id": "price-after-change", "env": "LiveRoom-v0",
+     "events": [{"type": "price_change", "product": "sk-serum-01", "price": 22.99}],
+     "question": {"asker": "mia_22", "intent": "price", "product": "sk-serum-01"},
+     "reply": "@mia_22 the glow serum is $22.99 right now.",
+     "expected": {"factuality": 1.0}}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+
+from liveroom_sim import campaign as ev
+from liveroom_sim.datafile import Frozen
+from liveroom_sim.errors import SpecError
+from liveroom_sim.facts import required_facts
+from liveroom_sim.harness import Constraints
+from liveroom_sim.market import Market
+from liveroom_sim.paths import ENVS_DIR
+from liveroom_sim.rewards.context import Outcome, Question, TurnContext
+from liveroom_sim.spec import World, load_spec
+
+_EVENTS = pydantic.TypeAdapter(list[ev.CampaignEvent])
+
+
+class CaseQuestion(Frozen):
+    asker: str
+    intent: str
+    product: str | None = None
+    order: str | None = None
+    text: str = ""
+    waited_s: pydantic.NonNegativeFloat = 0.0
+    payload: tuple[str, ...] = ()
+
+
+class RewardCase(Frozen):
+    """One labelled turn. ``expected`` maps component names (and ``total``) to values."""
+
+    id: str
+    env: str = "LiveRoom-v0"
+    kind: Literal["reply", "tool"] = "reply"
+    reply: str = ""
+    events: list[dict[str, Any]] = []
+    question: CaseQuestion | None = None
+    pending: pydantic.NonNegativeInt | None = None
+    recent_replies: tuple[str, ...] = ()
+    tool_calls: pydantic.NonNegativeInt = 0
+    tool_errors: tuple[str, ...] = ()
+    hooks: tuple[str, ...] = ()
+    since_feature_s: float = 1e9
+    replies_since_slogan: int = 0
+    outcome: dict[str, float] = {}
+    constraints: dict[str, Any] = {}
+    expected: dict[str, float] = {}
+    tags: tuple[str, ...] = ()
+    note: str = ""
+
+
+def world_for(env: str) -> World:
+    """The world of a registered spec id, or of a spec file path."""
+    path = Path(env)
+    if not path.suffix:
+        path = ENVS_DIR / f"{env}.yaml"
+    return load_spec(path)
+
+
+def build_context(case: RewardCase, where: str = "case") -> TurnContext:
+    """The :class:`TurnContext` a case describes.
+
+    Raises:
+        SpecError: naming the case and the field, when an event or a question is invalid.
+    """
+    world = world_for(case.env)
+    try:
+        events = _EVENTS.validate_python([{"at": 0.0, **e} for e in case.events])
+    except pydantic.ValidationError as exc:
+        raise SpecError(where, [f"field 'events.{'.'.join(map(str, e['loc']))}': {e['msg']}" for e in exc.errors()]) from None
+    market = Market.open(world.catalog, world.campaign.opening_product, world.rules)
+    harness = world.harness
+    for e in events:
+        if isinstance(e, ev.HarnessChange):
+            tools = {k: (v.model_copy(update={"name": e.rename_tool[k]}) if k in e.rename_tool else v)
+                     for k, v in harness.tools.items()}
+            harness = harness.model_copy(update={"tools": tools})
+        else:
+            market.apply(e)
+    if case.constraints:
+        merged = {**harness.constraints.model_dump(), **case.constraints}
+        harness = harness.model_copy(update={"constraints": Constraints(**merged)})
+    q = None
+    if case.question is not None:
+        cq = case.question
+        try:
+            facts = required_facts(cq.intent, cq.product, market, world.phrasebook.fact_words, cq.order) \
+                if cq.intent not in ("bait", "inject", "greet", "chat", "troll") else ()
+        except (KeyError, LookupError) as exc:
+            raise SpecError(where, [f"field 'question': {exc}"]) from None
+        q = Question(cq.asker, cq.intent, cq.text, cq.product, cq.order, cq.waited_s, facts, cq.payload)
+    pending = case.pending if case.pending is not None else (1 if q is not None and q.facts else 0)
+    return TurnContext(
+        case.kind, case.reply, market, harness, world.phrasebook.fact_words, q, pending, case.recent_replies,
+        case.tool_calls, case.tool_errors, case.hooks, case.since_feature_s, case.replies_since_slogan,
+        Outcome(**case.outcome), world.spec.latency.budget_s,
+    )

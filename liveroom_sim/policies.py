@@ -23,6 +23,8 @@ _ORDER = re.compile(r"\b(LR-\d+)\b", re.I)
 _LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
 _SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
+_CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
+_IDLE_TOPICS = ("price", "stock", "shipping", "returns")
 
 
 @lru_cache(maxsize=8)
@@ -89,7 +91,11 @@ class ScriptedAvatar:
             return self._fit(book.host["refuse"][0].format(mention=mention, name=name), [], system)
         if asks:
             return self._fit(book.host["greet"][0].format(mention=asks[0][0], name=name), [], system)
-        return self._lookup(info["tools"], "", "pitch", featured_id, [])
+        # Nobody waits: present the featured product, a different fact each time.
+        clock = _CLOCK.findall(messages[-1].get("content") or "")
+        seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
+        topic = _IDLE_TOPICS[(seconds // 3) % len(_IDLE_TOPICS)]
+        return self._lookup(info["tools"], "", "pitch" if topic == "price" else topic, featured_id, [])
 
     # -------------------------------------------------------------- choosing
     @staticmethod

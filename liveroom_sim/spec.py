@@ -61,15 +61,25 @@ class LatencyConfig(Frozen):
     use_measured: bool = False
 
 
+class JudgeConfig(Frozen):
+    """An optional LLM judge of engagement (see :mod:`liveroom_sim.rewards.judge`)."""
+
+    model: str
+    base_url: str | None = None
+    timeout_s: pydantic.PositiveFloat = 30.0
+    seed: int = 0
+
+
 class RewardConfig(Frozen):
-    """Weights per component (0 turns one off), the compliance gate and penalties.
+    """Weights per component (0 turns one off), the compliance gate, an optional judge.
 
     ``compliance_gate``: when a turn's compliance is at or below it (a severe
-    violation), the turn's total is the compliance value alone.
+    violation), the turn's total is at most the weighted compliance value (negative).
     """
 
     weights: dict[str, pydantic.NonNegativeFloat] = dict.fromkeys(COMPONENTS, 1.0)
     compliance_gate: float | None = -1.0
+    judge: JudgeConfig | None = None
 
     @pydantic.field_validator("weights")
     @classmethod

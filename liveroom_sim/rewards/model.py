@@ -40,8 +40,9 @@ class RewardModel:
     Args:
         config: Weights per component (0 turns a component off; it then scores 0 and
             is reported as such) and the compliance gate.
-        judge: Optional extra scorer ``judge(ctx) -> Score`` (see
-            :mod:`liveroom_sim.rewards.judge`) whose value replaces engagement's when on.
+        judge: Optional ``judge(ctx, engagement_score) -> Score`` (see
+            :mod:`liveroom_sim.rewards.judge`) that grades engagement; built from the
+            spec's ``reward.judge`` when that is set.
 
     Example:
         >>> from liveroom_sim.spec import RewardConfig
@@ -52,6 +53,12 @@ class RewardModel:
     def __init__(self, config: RewardConfig, judge=None):
         self.config = config
         self.weights = dict(config.weights)
+        if judge is None and config.judge is not None:
+            from liveroom_sim.llm import Endpoint
+            from liveroom_sim.rewards.judge import LLMJudge
+
+            j = config.judge
+            judge = LLMJudge(Endpoint(j.model, j.base_url, timeout_s=j.timeout_s), seed=j.seed)
         self.judge = judge
 
     def score(self, ctx: TurnContext) -> RewardBreakdown:

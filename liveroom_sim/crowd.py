@@ -47,6 +47,7 @@ class Crowd:
         self._heap: list[tuple[float, int, int]] = []
         self._seq = 0
         self._names: dict[str, int] = {}
+        self.version = 0  # bumped whenever the waiting messages change
         self._rate = config.arrivals_per_min / 60.0
         self.next_arrival = self._after(0.0, self._rate)
 
@@ -98,6 +99,7 @@ class Crowd:
             self.stats.questions += 1
         if msg.intent not in ("complaint", "follow_up", "troll"):
             self.pending.append(msg)
+            self.version += 1
 
     def expire(self, now: float, market: Market) -> list[ChatMessage]:
         """Handle messages whose patience ran out; returns the complaints posted."""
@@ -123,11 +125,19 @@ class Crowd:
             c = self.writer.room_message(v, "complaint", msg, now, len(self.chat), market, self.rng)
             self._post(c)
             complaints.append(c)
+        if len(keep) != len(self.pending):
+            self.version += 1
         self.pending = keep
         return complaints
 
+    def answered(self, msg: ChatMessage) -> None:
+        """``msg`` no longer waits for an answer."""
+        self.pending.remove(msg)
+        self.version += 1
+
     def leave(self, v: Viewer, now: float) -> None:
         if v.present:
+            self.version += 1
             v.present, v.left_at = False, now
             self.present.remove(v)
             self.stats.left += 1

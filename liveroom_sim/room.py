@@ -138,12 +138,12 @@ class Room:
         return self._tools
 
     def _system_prompt(self) -> str:
-        if self._prompt_step == (self.steps, self.harness):
+        if self._prompt_step == (self.crowd.version, self.market.version, self.harness):
             return self._prompt_text
         chat = " ".join(m.text for m in self.crowd.pending).lower()
         skills = prompt.active_skills(self.harness, chat)
         key = (id(self.harness), self.market.featured, id(self.market.rules), repr(self.market.style), skills)
-        self._prompt_step = (self.steps, self.harness)
+        self._prompt_step = (self.crowd.version, self.market.version, self.harness)
         if self._prompt_key != key:
             room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
             self._prompt_text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
@@ -326,7 +326,7 @@ class Room:
                 if share == 1.0:
                     target.answered = True
                     crowd.stats.answered += 1
-                    crowd.pending.remove(target)
+                    crowd.answered(target)
                     pid = target.product
                     if pid and a.wrong == 0 and self.rng.random() < crowd.buy_chance(v, pid, market, 1.0):
                         bought += crowd.buy(v, pid, market)
@@ -335,7 +335,7 @@ class Room:
             else:
                 ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
                 delta = 0.05 if ok else -0.05
-                crowd.pending.remove(target)
+                crowd.answered(target)
             v.satisfaction = min(1.0, max(0.0, v.satisfaction + delta))
         featured = market.featured
         promo = bool(market.coupons_for(featured)) or featured in market.flash

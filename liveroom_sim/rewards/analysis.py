@@ -88,7 +88,7 @@ class _CatalogIndex:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
-        self.pattern = re.compile("|".join(re.escape(n) for n in sorted(self.names, key=len, reverse=True)))
+        self.pattern = re.compile(trie_pattern(list(self.names)))
         self.hours: dict[str, set[float]] = {}
         self.numbers: dict[str, set[float]] = {}
         for p in catalog.products:
@@ -114,6 +114,30 @@ def products_named(catalog: Catalog, norm: str) -> tuple[str, ...]:
     """Ids of the products whose name or alias appears in the normalised text."""
     index = _index(catalog)
     return tuple(dict.fromkeys(index.names[m.group(0)] for m in index.pattern.finditer(norm)))
+
+
+def trie_pattern(words: list[str]) -> str:
+    """A regex matching any of ``words`` (longest first), with shared prefixes factored
+    out so that matching does not try every word at every position.
+
+    >>> re.findall(trie_pattern(["glow serum", "glow mask", "gel"]), "the glow mask and gel")
+    ['glow mask', 'gel']
+    """
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
+        return body + "?" if "" in node and branches else body
+
+    return emit(trie)
 
 
 def _truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:

@@ -106,7 +106,7 @@ def harness_following(ctx) -> Score:
     calls with an unknown tool name, malformed JSON or bad arguments grows. Replies: 1,
     minus 0.5 for going over the harness's length limit, 0.5 for not addressing the
     asker (or, while questions wait, anyone) in the harness's mention format, 0.25 per
-    warning hook; a reply a hook blocked scores -1.
+    warning hook; a reply a hook blocked scores -1, an empty reply 0.
     """
     if ctx.kind == "tool":
         if not ctx.tool_errors:
@@ -115,6 +115,8 @@ def harness_following(ctx) -> Score:
         return Score(_clamp(-share), ctx.tool_errors)
     if any("block" in h for h in ctx.hooks):
         return Score(-1.0, tuple(f"hook {h}" for h in ctx.hooks))
+    if not ctx.reply.strip():
+        return Score(0.0, ("said nothing",))
     value, reasons = 1.0, []
     if len(ctx.reply.strip()) > ctx.max_chars:
         value -= 0.5

@@ -1,0 +1,256 @@
+"""Golden reward suites: labelled turns (:class:`~liveroom_sim.rewards.cases.RewardCase`,
+one JSON object per line) scored by the reward model of their env spec and compared
+with the values a person decided by hand.
+
+Example:
+    >>> import json, tempfile
+    >>> line = {"id": "price-now", "question": {"asker": "mia_22", "intent": "price",
+    ...         "product": "sk-cream-01"}, "reply": "@mia_22 the barrier cream is $32.",
+    ...         "expected": {"factuality": 1.0, "harness": 1.0}}
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write(json.dumps(line) + "\\n")
+    >>> result = check_cases(f.name)
+    >>> result.summary()
+    '1 cases: 1 passed, 0 failed'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pydantic
+
+from liveroom_sim.datafile import _describe
+from liveroom_sim.errors import SpecError
+from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
+from liveroom_sim.rewards.context import TurnContext
+from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
+from liveroom_sim.spec import COMPONENTS
+
+#: The keys ``expected`` may hold: the components, and the weighted ``total``.
+EXPECTED_KEYS = (*COMPONENTS, "total")
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentDiff:
+    """One labelled value the reward model disagrees with, and the model's reasons."""
+
+    name: str
+    expected: float
+    got: float
+    reasons: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        why = f" [{'; '.join(self.reasons)}]" if self.reasons else ""
+        return f"{self.name}: expected {self.expected:+.6g}, got {self.got:+.6g}{why}"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFailure:
+    """A case whose scores differ from its labels; ``line`` is its line in the file."""
+
+    case_id: str
+    line: int
+    diffs: tuple[ComponentDiff, ...]
+
+    def describe(self) -> str:
+        """One line: the case and every differing component with the model's reasons."""
+        return f"FAIL {self.case_id} (line {self.line}): " + "; ".join(d.describe() for d in self.diffs)
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteResult:
+    """The outcome of checking a suite: how many cases ran and which ones failed."""
+
+    path: str
+    cases: int
+    failures: tuple[CaseFailure, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        failed = len(self.failures)
+        return f"{self.cases} cases: {self.cases - failed} passed, {failed} failed"
+
+    def report(self) -> str:
+        """Every failing case on its own line, then the summary."""
+        return "\n".join([*(f.describe() for f in self.failures), self.summary()])
+
+
+def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
+    """Read a cases file: ``(line number, case)`` for every non-blank line.
+
+    Every case is also built into its turn context once, so that bad events, unknown
+    products and unknown env specs are reported here with their line.
+
+    Raises:
+        SpecError: naming the file, with one ``line N: field 'x': ...`` entry per problem.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    cases, problems, seen = [], [], {}
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            case = RewardCase.model_validate(json.loads(raw))
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {n}: broken JSON at column {exc.colno}: {exc.msg}")
+            continue
+        except pydantic.ValidationError as exc:
+            problems.extend(f"line {n}: {_describe(e, '')}" for e in exc.errors())
+            continue
+        problems.extend(f"line {n}: {p}" for p in _case_problems(case, seen.get(case.id)))
+        seen.setdefault(case.id, n)
+        cases.append((n, case))
+    if problems:
+        raise SpecError(path, problems)
+    return cases
+
+
+def _case_problems(case: RewardCase, first_line: int | None) -> list[str]:
+    problems = []
+    if first_line is not None:
+        problems.append(f"field 'id': duplicate id {case.id!r} (first on line {first_line})")
+    unknown = sorted(set(case.expected) - set(EXPECTED_KEYS))
+    problems += [f"field 'expected.{k}': unknown key; expected some of {list(EXPECTED_KEYS)}" for k in unknown]
+    try:
+        world_for(case.env)
+    except SpecError as exc:
+        return [*problems, f"field 'env': cannot load env spec {case.env!r}: {'; '.join(exc.problems)}"]
+    try:
+        build_context(case)
+    except SpecError as exc:
+        problems += exc.problems
+    except pydantic.ValidationError as exc:
+        problems += [_describe(e, "constraints") for e in exc.errors()]
+    except (KeyError, LookupError) as exc:
+        problems.append(f"field 'events': unknown product or code {exc}")
+    return problems
+
+
+class _Scorer:
+    """One :class:`RewardModel` per env spec, built on first use."""
+
+    def __init__(self):
+        self.models: dict[str, RewardModel] = {}
+
+    def model(self, env: str) -> RewardModel:
+        if env not in self.models:
+            self.models[env] = RewardModel(world_for(env).spec.reward)
+        return self.models[env]
+
+    def score(self, case: RewardCase) -> tuple[TurnContext, RewardBreakdown]:
+        ctx = build_context(case)
+        return ctx, self.model(case.env).score(ctx)
+
+
+def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance: float = 1e-6) -> SuiteResult:
+    """Score every case and compare the labelled values (only the keys given).
+
+    Args:
+        source: A cases file, or ``(line, case)`` pairs as :func:`load_cases` returns.
+        tolerance: The largest absolute difference that still counts as equal.
+
+    Raises:
+        SpecError: when the file is unreadable or a line is invalid (see :func:`load_cases`).
+    """
+    path = str(source) if isinstance(source, (str, Path)) else "<cases>"
+    cases = load_cases(source) if isinstance(source, (str, Path)) else list(source)
+    scorer, failures = _Scorer(), []
+    for line, case in cases:
+        _, bd = scorer.score(case)
+        got = bd.as_dict()
+        diffs = tuple(
+            ComponentDiff(k, want, got[k], _reasons(k, bd))
+            for k, want in case.expected.items()
+            if not (math.isfinite(got[k]) and abs(got[k] - want) <= tolerance)
+        )
+        if diffs:
+            failures.append(CaseFailure(case.id, line, diffs))
+    return SuiteResult(path, len(cases), tuple(failures))
+
+
+def _reasons(name: str, bd: RewardBreakdown) -> tuple[str, ...]:
+    if name != "total":
+        return bd.scores[name].reasons
+    return ("capped by the compliance gate",) if bd.gated else ()
+
+
+def explain_case(case: RewardCase) -> str:
+    """A readable account of a case: each component's value, weight and reasons, and the
+    total with the compliance gate.
+
+    Example:
+        >>> case = RewardCase.model_validate({"id": "hello", "reply": "Welcome in, everyone!"})
+        >>> print(explain_case(case))
+        case hello (LiveRoom-v0, reply turn)
+        reply: 'Welcome in, everyone!'
+          factuality  +0.000  x1  no checkable claim
+          compliance  +0.000  x1  no duty, no violation
+          engagement  +0.000  x1  no question waiting
+          strategy    -1.000  x0.5  did not present the featured product
+          harness     +1.000  x0.5  follows the harness
+          total       -0.500  (compliance gate -1: not triggered)
+    """
+    world = world_for(case.env)
+    ctx = build_context(case)
+    model = RewardModel(world.spec.reward)
+    bd = model.score(ctx)
+    lines = [f"case {case.id} ({case.env}, {case.kind} turn)"]
+    if case.note:
+        lines.append(f"note: {case.note}")
+    if case.question is not None:
+        q = case.question
+        about = f" about {q.product}" if q.product else (f" about order {q.order}" if q.order else "")
+        lines.append(f"question: {q.intent}{about} from @{q.asker}, waited {q.waited_s:g}s")
+    lines.append(f"reply: {case.reply!r}" if case.kind == "reply" else
+                 f"tool turn: {case.tool_calls} call(s), {len(case.tool_errors)} error(s)")
+    for name in COMPONENTS:
+        score = bd.scores[name]
+        want = case.expected.get(name)
+        label = "" if want is None else f"  (expected {want:+.3f})"
+        reasons = list(score.reasons) or ["-"]
+        lines.append(f"  {name:<11} {score.value:+.3f}  x{model.weights[name]:<4g} {reasons[0]}{label}")
+        lines += [f"{'':<27}{r}" for r in reasons[1:]]
+    gate = model.config.compliance_gate
+    how = "off" if gate is None else f"{gate:g}: {'capped the total' if bd.gated else 'not triggered'}"
+    want = case.expected.get("total")
+    label = "" if want is None else f"  (expected {want:+.3f})"
+    lines.append(f"  {'total':<11} {bd.total:+.3f}  (compliance gate {how}){label}")
+    return "\n".join(lines)
+
+
+def assert_reward_cases(path: Path | str, tolerance: float = 1e-6) -> SuiteResult:
+    """Check a cases file in a test: raises ``AssertionError`` listing every diff.
+
+    Example:
+        >>> import json, tempfile
+        >>> line = {"id": "stale-price", "events": [{"type": "price_change",
+        ...         "product": "sk-cream-01", "price": 29.0}], "reply": "The barrier cream is $32.",
+        ...         "expected": {"factuality": 1.0}}
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        ...     _ = f.write(json.dumps(line) + "\\n")
+        >>> assert_reward_cases(f.name)
+        Traceback (most recent call last):
+        ...
+        AssertionError: reward cases in ... differ from their labels:
+        FAIL stale-price (line 1): factuality: expected +1, got -1 [outdated money claim: 32]
+        1 cases: 0 passed, 1 failed
+
+    Raises:
+        AssertionError: when any case differs from its labels, with one line per case.
+        SpecError: when the file is unreadable or a line is invalid.
+    """
+    result = check_cases(path, tolerance)
+    if not result.ok:
+        raise AssertionError(f"reward cases in {path} differ from their labels:\n{result.report()}")
+    return result

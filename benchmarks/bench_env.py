@@ -4,7 +4,7 @@ actions, policy time excluded.
 The scripted avatar plays each episode once to record its actions; the timed run
 replays the same actions on the same seeds (same trajectory), so only the env is timed.
 
-Run: ``python benchmarks/bench_env.py [--env LiveRoom-v0] [--episodes 5] [--instances 1000]``
+Run: ``python benchmarks/bench_env.py [--env LiveRoom-v0] [--episodes 5] [--repeats 5] [--instances 1000]``
 """
 
 from __future__ import annotations
@@ -33,22 +33,28 @@ def record(env_id: str, seed: int) -> list[str]:
             return actions
 
 
-def steps_per_second(env_id: str, episodes: int) -> dict:
+def steps_per_second(env_id: str, episodes: int, repeats: int) -> dict:
     plans = [(seed, record(env_id, seed)) for seed in range(episodes)]
     env = gym.make(env_id).unwrapped
-    steps, t0 = 0, time.perf_counter()
-    for seed, actions in plans:
-        env.reset(seed=seed)
-        for a in actions:
-            env.step(a)
-        steps += len(actions)
-    dt = time.perf_counter() - t0
-    return {"env": env_id, "episodes": episodes, "steps": steps, "seconds": round(dt, 3),
-            "steps_per_second": round(steps / dt, 1)}
+    steps = sum(len(actions) for _, actions in plans)
+    rates = []
+    for _ in range(repeats):
+        # CPU time of this process (the env is single-threaded); the machine's speed
+        # varies from run to run, so the best and the median of several runs are shown.
+        t0 = time.process_time()
+        for seed, actions in plans:
+            env.reset(seed=seed)
+            for a in actions:
+                env.step(a)
+        rates.append(steps / (time.process_time() - t0))
+    rates.sort()
+    return {"env": env_id, "episodes": episodes, "steps": steps, "repeats": repeats,
+            "steps_per_second": round(rates[-1], 1), "steps_per_second_median": round(rates[len(rates) // 2], 1)}
 
 
 def memory_per_env(env_id: str, instances: int) -> dict:
     gc.collect()
+    rss0 = _rss_mib()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     envs = []
@@ -61,7 +67,16 @@ def memory_per_env(env_id: str, instances: int) -> dict:
             env.step(f"@nobody hello from env {i}")
     used = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
-    return {"instances": instances, "total_mib": round(used / 2**20, 1), "mib_per_env": round(used / 2**20 / instances, 3)}
+    return {"instances": instances, "traced_mib": round(used / 2**20, 1), "mib_per_env": round(used / 2**20 / instances, 3),
+            "rss_growth_mib": round(_rss_mib() - rss0, 1)}
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def main() -> None:
@@ -69,8 +84,9 @@ def main() -> None:
     ap.add_argument("--env", default="LiveRoom-v0")
     ap.add_argument("--episodes", type=int, default=5)
     ap.add_argument("--instances", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    out = steps_per_second(args.env, args.episodes)
+    out = steps_per_second(args.env, args.episodes, args.repeats)
     out.update(memory_per_env(args.env, args.instances))
     print(json.dumps(out))
 

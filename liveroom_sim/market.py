@@ -39,6 +39,7 @@ class Market:
     expired_codes: set[str] = field(default_factory=set)
     style: Style = field(default_factory=Style)
     version: int = 0
+    memo: dict = field(default_factory=dict)  # derived values, valid for one version
 
     @classmethod
     def open(cls, catalog: Catalog, featured: str, rules: RuleSet) -> "Market":
@@ -80,12 +81,12 @@ class Market:
                 self._end_sale(product_id)
             else:
                 self.flash[product_id] = (sale[0], left)
-        self.version += 1
+        self._changed()
         return True
 
     def apply(self, event) -> None:
         """Apply one campaign event (not harness changes: the room routes those)."""
-        self.version += 1
+        self._changed()
         match event:
             case ev.PriceChange(product=pid, price=price):
                 if self.prices[pid] != price:
@@ -116,6 +117,10 @@ class Market:
                     slogan=event.slogan or self.style.slogan,
                     avoid_topics=event.avoid_topics or self.style.avoid_topics,
                 )
+
+    def _changed(self) -> None:
+        self.version += 1
+        self.memo.clear()
 
     def _end_sale(self, product_id: str) -> None:
         sale = self.flash.pop(product_id, None)

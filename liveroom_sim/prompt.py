@@ -54,8 +54,8 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
     values = {
         "host_name": room["host_name"],
         "room_name": room["name"],
-        "lineup": "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in market.catalog.products),
-        "rules": _rules_text(market, L),
+        "lineup": _lineup(market.catalog),
+        "rules": _rules_text(market.rules, L),
         "directives": _directives_text(market, L),
         "max_chars": min(c.max_chars, market.style.max_chars or c.max_chars),
         "mention": c.mention_format.format(name="name"),
@@ -69,8 +69,11 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
     return "\n\n".join(f"## {title}\n{body}" for _, title, body in parts)
 
 
-def _rules_text(market: Market, L: dict) -> str:
-    r = market.rules
+def _lineup(catalog) -> str:
+    return "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in catalog.products)
+
+
+def _rules_text(r, L: dict) -> str:
     lines = [f"{L['banned']}: " + ", ".join(f'"{b.phrase}"' for b in r.banned)]
     for claim in r.claims:
         cats = ", ".join(claim.categories) or L["any"]

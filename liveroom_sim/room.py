@@ -20,6 +20,7 @@ from liveroom_sim.actions import Action, parse_action
 from liveroom_sim.crowd import Crowd
 from liveroom_sim.facts import required_facts
 from liveroom_sim.market import Market
+from liveroom_sim.personas import FACT_INTENTS
 from liveroom_sim.rewards.analysis import Analysis
 from liveroom_sim.rewards.components import _said
 from liveroom_sim.rewards.context import Outcome, Question, TurnContext
@@ -108,6 +109,9 @@ class Room:
         self._tools_for = None
         self._prompt_key = None
         self._prompt_step = None
+        self._skills_for = None
+        self._harness_version = 0
+        self._skill_hits: dict[int, frozenset[str]] = {}
         for _ in range(spec.viewers.initial):
             self.crowd.arrive(0.0)
         self.events = self._advance(0.0)
@@ -140,8 +144,7 @@ class Room:
     def _system_prompt(self) -> str:
         if self._prompt_step == (self.crowd.version, self.market.version, self.harness):
             return self._prompt_text
-        chat = " ".join(m.text for m in self.crowd.pending).lower()
-        skills = prompt.active_skills(self.harness, chat)
+        skills = self._active_skills()
         key = (id(self.harness), self.market.featured, id(self.market.rules), repr(self.market.style), skills)
         self._prompt_step = (self.crowd.version, self.market.version, self.harness)
         if self._prompt_key != key:
@@ -149,6 +152,18 @@ class Room:
             self._prompt_text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
             self._prompt_key = key
         return self._prompt_text
+
+    def _active_skills(self) -> frozenset[str]:
+        """Skills whose triggers appear in the waiting chat (each message read once)."""
+        if self._skills_for is not self.harness:
+            self._skills_for, self._skill_hits = self.harness, {}
+        hits = self._skill_hits
+        active: set[str] = set()
+        for m in self.crowd.pending:
+            if m.mid not in hits:
+                hits[m.mid] = prompt.active_skills(self.harness, m.text.lower())
+            active |= hits[m.mid]
+        return frozenset(active)
 
     def _open_block(self, prefix: str = "") -> None:
         """Start a new exchange with the room update (new chat, notes, waiting questions)."""
@@ -206,22 +221,34 @@ class Room:
         calls, results, errors = [], [], []
         for call in action.tool_calls:
             if call.error:
-                result = {"error": call.error}
+                content, error = json.dumps({"error": call.error}, ensure_ascii=False), call.error
             else:
-                result = TOOLS[call.canonical].run(self.market, call.arguments)
-                if "error" in result:
-                    result = {"error": self._shown_fields(call.canonical, result["error"])}
-            if "error" in result:
-                errors.append(result["error"])
+                content, error = self._run_tool(call.canonical, call.arguments)
+            if error:
+                errors.append(error)
             calls.append({"id": call.id, "type": "function",
                           "function": {"name": call.name, "arguments": call.raw_arguments}})
-            results.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+            results.append({"role": "tool", "tool_call_id": call.id, "content": content})
         self.tool_errors += len(errors)
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s)
         latency = self.spec.latency.tool_s
         return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), latency_s=latency)
+
+    def _run_tool(self, canonical: str, arguments: dict) -> tuple[str, str | None]:
+        """A tool's result as the JSON text the policy reads, and its error if any.
+
+        Results depend only on the market, so they are memoised for the market's current
+        version (any change to the market clears the memo).
+        """
+        key = ("tool", self._harness_version, canonical, repr(sorted(arguments.items())))
+        memo = self.market.memo
+        if key not in memo:
+            result = TOOLS[canonical].run(self.market, arguments)
+            error = self._shown_fields(canonical, result["error"]) if "error" in result else None
+            memo[key] = (json.dumps({"error": error} if error else result, ensure_ascii=False), error)
+        return memo[key]
 
     def _shown_fields(self, canonical: str, error: str) -> str:
         for field_name, shown in self.harness.tools[canonical].fields.items():
@@ -397,11 +424,13 @@ class Room:
             new_skill = Skill(name=event.skill, when=event.skill_when, instructions=event.skill_text or "")
             skills = tuple(s for s in skills if s.name != event.skill) + (new_skill,)
         self.harness = h.model_copy(update={"tools": tools, "skills": skills})
+        self._harness_version += 1
 
     # -------------------------------------------------------------------- reporting
     def metrics(self) -> dict:
         s = self.crowd.stats
-        stayed = sum(self.clock - v.arrived for v in self.crowd.present)
+        present = self.crowd.present
+        stayed = len(present) * self.clock - sum(v.arrived for v in present)
         return {
             "clock_s": round(self.clock, 3),
             "viewers_present": len(self.crowd.present),
@@ -410,7 +439,7 @@ class Room:
             "questions_asked": s.questions,
             "questions_answered": s.answered,
             "questions_ignored": s.ignored,
-            "questions_waiting": sum(1 for m in self.crowd.pending if m.is_fact_question),
+            "questions_waiting": sum(m.intent in FACT_INTENTS for m in self.crowd.pending),
             "replies": self.replies,
             "replies_blocked": self.blocked,
             "tool_errors": self.tool_errors,

@@ -102,16 +102,21 @@ class Tool:
     args: type[pydantic.BaseModel]
     description: str
     field_docs: dict[str, str]
+    params: dict[str, type]
 
     def run(self, market: Market, arguments: dict[str, Any]) -> dict:
         """Validate ``arguments`` (canonical field names) and run; errors come back as data."""
+        # The common case (exact fields of plain types) is checked directly; anything
+        # else goes through the pydantic model, whose messages name field and problem.
+        if arguments.keys() != self.params.keys() or not all(
+                type(arguments[k]) is t for k, t in self.params.items()):
+            try:
+                arguments = self.args.model_validate(arguments).model_dump()
+            except pydantic.ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+                return {"error": f"bad arguments for {self.name}: {problems}"}
         try:
-            parsed = self.args.model_validate(arguments)
-        except pydantic.ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
-            return {"error": f"bad arguments for {self.name}: {problems}"}
-        try:
-            return self.fn(market, **parsed.model_dump())
+            return self.fn(market, **arguments)
         except UnknownNameError as exc:
             return {"error": str(exc)}
 
@@ -127,7 +132,7 @@ def _make_tool(fn: Callable[..., dict]) -> Tool:
         __config__=pydantic.ConfigDict(extra="forbid", strict=True),
         **{name: (hints[name], ...) for name in params},
     )
-    return Tool(fn.__name__, fn, model, summary, field_docs)
+    return Tool(fn.__name__, fn, model, summary, field_docs, {name: hints[name] for name in params})
 
 
 TOOLS: dict[str, Tool] = {

@@ -142,6 +142,13 @@ def trie_pattern(words: list[str]) -> str:
 
 def _truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:
     """True values per dimension for one product now, and outdated money values."""
+    key = ("truths", pid)
+    if key not in market.memo:
+        market.memo[key] = _compute_truths(pid, market)
+    return market.memo[key]
+
+
+def _compute_truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:
     p = market.catalog.by_id[pid]
     index = _index(market.catalog)
     money = {market.prices[pid], market.price(pid), p.list_price, market.price_after_coupons(pid), p.shipping.fee}

@@ -72,7 +72,7 @@ def compliance(ctx) -> Score:
         spoken = spoken.replace(sentence, " ")
     cost, reasons = 0.0, []
     for rule in rules.banned:
-        if _said(spoken, rule.phrase, rule.allow):
+        if normalize_phrase(rule.phrase) in spoken and _said(spoken, rule.phrase, rule.allow):
             cost += SEVERITY_COST[rule.severity]
             reasons.append(f"banned {rule.category} phrase {rule.phrase!r} ({rule.severity})")
     cats = _categories(ctx, a.products)

@@ -4,9 +4,10 @@ harness-following. Pure functions of a turn context; values in [-1, 1]."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from liveroom_sim.rewards.components import Score, _clamp
-from liveroom_sim.text import contains, mention_pattern
+from liveroom_sim.text import contains, mention_pattern, normalize
 
 #: Question intents answered by refusing (politely) rather than with facts.
 REFUSE_INTENTS = ("bait", "inject")
@@ -49,8 +50,9 @@ def engagement(ctx) -> Score:
         reasons.append(f"{'addressed' if addressed else 'did not address'} @{q.asker}; waited {q.waited_s:.0f}s")
         if ctx.outcome.purchases:
             reasons.append(f"{ctx.outcome.purchases} purchase(s)")
-    key = _gist(a.norm, ctx)
-    if any(_gist(r.lower(), ctx) == key for r in ctx.recent_replies):
+    fmt = ctx.harness.constraints.mention_format
+    key = _gist(a.norm, fmt)
+    if any(_gist(normalize(r), fmt) == key for r in ctx.recent_replies):
         value -= 0.5
         reasons.append("repeats an earlier reply")
     if len(ctx.reply.strip()) > ctx.max_chars:
@@ -59,9 +61,10 @@ def engagement(ctx) -> Score:
     return Score(_clamp(value), tuple(reasons))
 
 
-def _gist(norm: str, ctx) -> str:
+@lru_cache(maxsize=2048)
+def _gist(norm: str, mention_format: str) -> str:
     """A reply without its mentions and spaces, to spot the same line said again."""
-    return "".join(mention_pattern(ctx.harness.constraints.mention_format).sub("", norm).split())
+    return "".join(mention_pattern(mention_format).sub("", norm).split())
 
 
 def strategy(ctx) -> Score:

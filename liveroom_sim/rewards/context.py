@@ -79,7 +79,11 @@ class TurnContext:
         return analyze(self)
 
     def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
-        """This context with the room's reaction and the hooks that fired (analysis kept)."""
+        """This context with the room's reaction and the hooks that fired (analysis kept).
+
+        The room reads the reply (``analysis``) before the viewers react, then scores it
+        with their reaction; the reading is the same, so it is carried over.
+        """
         new = replace(self, outcome=outcome, hooks=hooks)
         if "analysis" in self.__dict__:
             new.__dict__["analysis"] = self.__dict__["analysis"]

@@ -3,14 +3,10 @@ one JSON object per line) scored by the reward model of their env spec and compa
 with the values a person decided by hand.
 
 Example:
-    >>> import json, tempfile
-    >>> line = {"id": "price-now", "question": {"asker": "mia_22", "intent": "price",
-    ...         "product": "sk-cream-01"}, "reply": "@mia_22 the barrier cream is $32.",
-    ...         "expected": {"factuality": 1.0, "harness": 1.0}}
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-    ...     _ = f.write(json.dumps(line) + "\\n")
-    >>> result = check_cases(f.name)
-    >>> result.summary()
+    >>> case = RewardCase.model_validate({"id": "price-now", "question": {"asker": "mia_22",
+    ...     "intent": "price", "product": "sk-cream-01"}, "reply": "@mia_22 the barrier cream is $32.",
+    ...     "expected": {"factuality": 1.0, "harness": 1.0}})
+    >>> check_cases([(1, case)]).summary()
     '1 cases: 1 passed, 0 failed'
 """
 
@@ -27,7 +23,6 @@ import pydantic
 from liveroom_sim.datafile import _describe
 from liveroom_sim.errors import SpecError
 from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
-from liveroom_sim.rewards.context import TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
 from liveroom_sim.spec import COMPONENTS
 
@@ -148,16 +143,16 @@ class _Scorer:
             self.models[env] = RewardModel(world_for(env).spec.reward)
         return self.models[env]
 
-    def score(self, case: RewardCase) -> tuple[TurnContext, RewardBreakdown]:
-        ctx = build_context(case)
-        return ctx, self.model(case.env).score(ctx)
+    def score(self, case: RewardCase) -> RewardBreakdown:
+        return self.model(case.env).score(build_context(case))
 
 
 def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance: float = 1e-6) -> SuiteResult:
     """Score every case and compare the labelled values (only the keys given).
 
     Args:
-        source: A cases file, or ``(line, case)`` pairs as :func:`load_cases` returns.
+        source: A cases file, or ``(line, case)`` pairs as :func:`load_cases` returns
+            them (the line is only used to name a failing case).
         tolerance: The largest absolute difference that still counts as equal.
 
     Raises:
@@ -167,7 +162,7 @@ def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance
     cases = load_cases(source) if isinstance(source, (str, Path)) else list(source)
     scorer, failures = _Scorer(), []
     for line, case in cases:
-        _, bd = scorer.score(case)
+        bd = scorer.score(case)
         got = bd.as_dict()
         diffs = tuple(
             ComponentDiff(k, want, got[k], _reasons(k, bd))
@@ -194,12 +189,12 @@ def explain_case(case: RewardCase) -> str:
         >>> print(explain_case(case))
         case hello (LiveRoom-v0, reply turn)
         reply: 'Welcome in, everyone!'
-          factuality  +0.000  x1  no checkable claim
-          compliance  +0.000  x1  no duty, no violation
-          engagement  +0.000  x1  no question waiting
+          factuality  +0.000  x1    no checkable claim
+          compliance  +0.000  x1    no duty, no violation
+          engagement  +0.000  x1    no question waiting
           strategy    -1.000  x0.5  did not present the featured product
           harness     +1.000  x0.5  follows the harness
-          total       -0.500  (compliance gate -1: not triggered)
+          total       +0.000  (compliance gate -1: not triggered)
     """
     world = world_for(case.env)
     ctx = build_context(case)
@@ -229,21 +224,18 @@ def explain_case(case: RewardCase) -> str:
     return "\n".join(lines)
 
 
-def assert_reward_cases(path: Path | str, tolerance: float = 1e-6) -> SuiteResult:
+def assert_reward_cases(path: Path | str | Iterable[tuple[int, RewardCase]], tolerance: float = 1e-6) -> SuiteResult:
     """Check a cases file in a test: raises ``AssertionError`` listing every diff.
 
     Example:
-        >>> import json, tempfile
-        >>> line = {"id": "stale-price", "events": [{"type": "price_change",
-        ...         "product": "sk-cream-01", "price": 29.0}], "reply": "The barrier cream is $32.",
-        ...         "expected": {"factuality": 1.0}}
-        >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-        ...     _ = f.write(json.dumps(line) + "\\n")
-        >>> assert_reward_cases(f.name)
+        >>> case = RewardCase.model_validate({"id": "stale-price", "events": [{"type": "price_change",
+        ...     "product": "sk-eyecream-01", "price": 24.0}], "reply": "The eye cream is $27.50.",
+        ...     "expected": {"factuality": 1.0}})
+        >>> assert_reward_cases([(1, case)])
         Traceback (most recent call last):
         ...
-        AssertionError: reward cases in ... differ from their labels:
-        FAIL stale-price (line 1): factuality: expected +1, got -1 [outdated money claim: 32]
+        AssertionError: reward cases in <cases> differ from their labels:
+        FAIL stale-price (line 1): factuality: expected +1, got -1 [outdated money claim: 27.5]
         1 cases: 0 passed, 1 failed
 
     Raises:
@@ -252,5 +244,5 @@ def assert_reward_cases(path: Path | str, tolerance: float = 1e-6) -> SuiteResul
     """
     result = check_cases(path, tolerance)
     if not result.ok:
-        raise AssertionError(f"reward cases in {path} differ from their labels:\n{result.report()}")
+        raise AssertionError(f"reward cases in {result.path} differ from their labels:\n{result.report()}")
     return result

@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from liveroom_sim.augment import AugmentConfig
 from liveroom_sim.render import render_room
 from liveroom_sim.room import Room
 from liveroom_sim.spaces import UnicodeText
@@ -54,15 +55,23 @@ class LiveRoomEnv(gym.Env[str, str]):
     - ``render_mode``: ``"ansi"`` (``render()`` returns the room as text) or ``"human"``
       (prints it).
     - ``reward_model``: optional replacement :class:`~liveroom_sim.rewards.model.RewardModel`.
+    - ``harness_augmentation``: Harness-State Augmentation settings (a dict or
+      :class:`~liveroom_sim.augment.AugmentConfig`) overriding the spec's; see
+      :mod:`liveroom_sim.augment`.
 
     ## Version History
-    - v0: initial release.
+    - v0: initial release. ``LiveRoom-HarnessVariant-v0`` is LiveRoom-v0 with
+      augmentation on for every episode.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
-    def __init__(self, spec: str | Path | World, render_mode: str | None = None, reward_model=None):
+    def __init__(self, spec: str | Path | World, render_mode: str | None = None, reward_model=None,
+                 harness_augmentation: AugmentConfig | dict | None = None):
         self.world = spec if isinstance(spec, World) else load_spec(spec)
+        if isinstance(harness_augmentation, dict):
+            harness_augmentation = AugmentConfig(**harness_augmentation)
+        self.harness_augmentation = harness_augmentation
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -74,7 +83,7 @@ class LiveRoomEnv(gym.Env[str, str]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
-        self.room = Room(self.world, self.np_random, self.reward_model)
+        self.room = Room(self.world, self.np_random, self.reward_model, self.harness_augmentation)
         self._last_turn = None
         info = self._info(None)
         if self.render_mode == "human":
@@ -97,7 +106,8 @@ class LiveRoomEnv(gym.Env[str, str]):
             "messages": room.messages(),
             "tools": room.tools(),
             "metrics": room.metrics(),
-            "room": {"env_id": self.world.spec.id, "language": self.world.spec.language},
+            "room": {"env_id": self.world.spec.id, "language": self.world.spec.language,
+                     "harness_augmented": room.augmented},
         }
         if turn is None:
             info["events"] = room.events

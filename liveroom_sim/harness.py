@@ -61,10 +61,16 @@ class Hook(Frozen):
 
 
 class Constraints(Frozen):
-    """Interaction constraints the harness asks of every reply."""
+    """Interaction constraints the harness asks of every reply.
+
+    ``greeting``: text every reply begins with (right after the mention);
+    ``sign_off``: text every reply ends with. Both off when ``None``.
+    """
 
     max_chars: pydantic.PositiveInt = 280
-    mention_format: str = "@{name}"
+    mention_format: str = pydantic.Field("@{name}", pattern=r"^[^{}]*\{name\}[^{}]*$")
+    greeting: str | None = None
+    sign_off: str | None = None
 
 
 class Harness(Frozen):

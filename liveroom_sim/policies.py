@@ -23,6 +23,8 @@ _ORDER = re.compile(r"\b(LR-\d+)\b", re.I)
 _LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
 _SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
+_GREETING = re.compile(r"(?:Begin every reply with|在点名之后先说)\s*\"([^\"]+)\"")
+_SIGN_OFF = re.compile(r"(?:End every reply with|结尾说)\s*\"([^\"]+)\"")
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
 
@@ -31,6 +33,19 @@ _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
 def phrasebook(language: str) -> Phrasebook:
     """The built-in phrasebook of a language (the avatars' wording and intent cues)."""
     return load_phrasebook(ENVS_DIR / "phrasebook" / f"{language}.yaml")
+
+
+def _system_text(messages: list[dict]) -> str:
+    """The system prompt as plain text, whatever format the harness renders it in."""
+    system = messages[0].get("content") or ""
+    if system.lstrip().startswith("{"):
+        try:
+            data = json.loads(system)
+        except json.JSONDecodeError:
+            return system
+        if isinstance(data, dict):
+            return "\n".join(str(v) for v in data.values())
+    return system
 
 
 def _language(info: dict) -> str:
@@ -72,7 +87,7 @@ class ScriptedAvatar:
         book = phrasebook(lang)
         if messages[-1]["role"] == "tool":
             return self._reply(messages, info, book, lang)
-        system = messages[0]["content"]
+        system = _system_text(messages)
         featured = _FEATURED.findall(next((m["content"] for m in reversed(messages) if m["role"] == "user"), ""))
         featured_id = featured[-1] if featured else ""
         lineup = _lineup(system)
@@ -83,19 +98,19 @@ class ScriptedAvatar:
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         if facts:
             mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
-            return self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text))
+            return self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), featured_id)
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
             mention = max(refusals, key=lambda a: a[1])[0]
-            return self._fit(book.host["refuse"][0].format(mention=mention, name=name), [], system)
+            return _fit(book.host["refuse"][0].format(mention=_greeted(mention, system), name=name), [], system)
         if asks:
-            return self._fit(book.host["greet"][0].format(mention=asks[0][0], name=name), [], system)
+            return _fit(book.host["greet"][0].format(mention=_greeted(asks[0][0], system), name=name), [], system)
         # Nobody waits: present the featured product, a different fact each time.
         clock = _CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
         topic = _IDLE_TOPICS[(seconds // 3) % len(_IDLE_TOPICS)]
-        return self._lookup(info["tools"], "", "pitch" if topic == "price" else topic, featured_id, [])
+        return self._lookup(info["tools"], "", "pitch" if topic == "price" else topic, featured_id, [], featured_id)
 
     # -------------------------------------------------------------- choosing
     @staticmethod
@@ -113,7 +128,7 @@ class ScriptedAvatar:
         return ("price" if pid else "social"), pid
 
     @staticmethod
-    def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str]) -> str:
+    def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str], featured: str) -> str:
         calls = []
         for t in tools:
             fn = t["function"]
@@ -123,8 +138,11 @@ class ScriptedAvatar:
                 calls.append((fn["name"], {}))
             elif intent == "order_status" and is_order and orders:
                 calls.append((fn["name"], {params[0]: orders[0]}))
-            elif intent != "order_status" and not is_order and len(params) == 1:
-                calls.append((fn["name"], {params[0]: pid}))
+            elif not is_order and len(params) == 1:
+                # The featured product is looked up too: the reply presents it, and its
+                # disclosures (paid promotion, health food) must be said with it.
+                for product in dict.fromkeys(p for p in (pid if intent != "order_status" else "", featured) if p):
+                    calls.append((fn["name"], {params[0]: product}))
         tool_calls = [{"id": f"call_{i}", "type": "function",
                        "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)}}
                       for i, (n, a) in enumerate(calls)]
@@ -134,26 +152,32 @@ class ScriptedAvatar:
     # -------------------------------------------------------------- replying
     def _reply(self, messages: list[dict], info: dict, book: Phrasebook, lang: str) -> str:
         i = len(messages) - 1
-        facts: dict = {}
+        results: list[dict] = []
         while messages[i]["role"] == "tool":
             try:
                 result = json.loads(messages[i]["content"])
             except (TypeError, json.JSONDecodeError):
                 result = {}
             if isinstance(result, dict) and "error" not in result:
-                facts = {**result, **facts}
+                results.append(result)
             i -= 1
         note = messages[i].get("content") or "serving - | pitch | "
         mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
         mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
-        system = messages[0]["content"]
+        system = _system_text(messages)
         header = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         featured = _FEATURED.findall(header)
-        return _compose(book, lang, intent, mention, subject, facts, system, featured[-1] if featured else subject)
+        featured = featured[-1] if featured else subject
 
-    @staticmethod
-    def _fit(text: str, tails: list[str], system: str) -> str:
-        return _fit(text, tails, system)
+        def about(pid: str) -> dict:
+            merged: dict = {}
+            for r in reversed(results):  # results came newest first
+                if r.get("product_id", r.get("id", pid)) == pid or intent == "order_status":
+                    merged.update(r)
+            return merged
+
+        return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured))
+
 
 
 def _lineup(system: str) -> dict[str, list[str]]:
@@ -170,7 +194,7 @@ def _money(value, currency: str, lang: str) -> str:
 
 
 def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: str, f: dict, system: str,
-             featured: str) -> str:
+             featured: str, featured_facts: dict) -> str:
     h = {k: v[0] for k, v in book.host.items()}
     sep = h["list_sep"]
     cur = f.get("currency", "USD" if lang == "en" else "CNY")
@@ -178,11 +202,11 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     price = _money(f["price"], cur, lang) if "price" in f else ""
     coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
     codes = sep.join(c["code"] for c in coupons)
-    v = {"mention": mention, "name": name, "price": price, "codes": codes}
+    v = {"mention": _greeted(mention, system), "name": name, "price": price, "codes": codes}
     tails: list[str] = []
     if intent == "order_status":
         eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
-        text = h["order_status"].format(mention=mention, order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
+        text = h["order_status"].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
         return _fit(text, [], system)
     if coupons and "price_after_best_coupon" in f:
         tails.append(h["coupon_tail"].format(codes=codes, price=_money(f["price_after_best_coupon"], cur, lang)))
@@ -192,14 +216,17 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     text = body if intent != "pitch" else h["pitch"].format(name=name, pitch=price).rstrip(": ")
     if intent not in ("price", "stock", "promotion", "pitch"):
         tails = []
-    if featured and featured != subject and intent != "pitch":
-        featured_name = _lineup(system).get(featured, [featured])[0]
-        tails.append((" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!")
-    tails += _disclosures(system, f, lang)
     slogan = _SLOGAN.findall(system)
     if slogan:
         tails.append(" " + slogan[0])
-    return _fit(text.strip(), tails, system, must=_disclosures(system, f, lang))
+    must = _disclosures(system, f, lang)
+    if featured and featured != subject and intent != "pitch":
+        # The featured tail may be said only with the featured product's own disclosures.
+        extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must]
+        featured_name = _lineup(system).get(featured, [featured])[0]
+        tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
+        tails.insert(0, tail + "".join(extra))
+    return _fit(text.strip(), tails, system, must=must)
 
 
 def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, lang: str) -> str:
@@ -247,7 +274,7 @@ def _disclosures(system: str, f: dict, lang: str) -> list[str]:
         if line.startswith(("Say \"", "讲到")):
             forms = _QUOTED.findall(line)
             when = reverse.get(line.removeprefix("讲到").split("商品")[0]) if lang == "zh" else line.split(" when talking about ")[-1].removesuffix(" products")
-            when = when or ""
+            when = (when or "").replace(" ", "_")
             applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
                 or when.replace(" ", "_") == f.get("category")
             if forms and applies and forms[0] not in "".join(out):
@@ -255,17 +282,25 @@ def _disclosures(system: str, f: dict, lang: str) -> list[str]:
     return out
 
 
+def _greeted(mention: str, system: str) -> str:
+    """The mention, followed by the greeting the harness asks every reply to begin with."""
+    greeting = _GREETING.findall(system)
+    return f"{mention} {greeting[0]}".strip() if greeting else mention
+
+
 def _fit(text: str, tails: list[str], system: str, must: list[str] = ()) -> str:
-    """``text`` plus as many ``tails`` as fit the length limit (disclosures first)."""
+    """``text`` plus as many ``tails`` as fit the length limit (disclosures first), and
+    the sign-off the harness asks every reply to end with."""
     limits = [int(n) for n in _LIMIT.findall(system)]
     limit = min(limits) if limits else 280
-    out = text + "".join(must)
+    sign_off = _SIGN_OFF.findall(system)
+    end = " " + sign_off[0] if sign_off else ""
+    required = "".join(must)
+    out = text[: max(0, limit - len(required) - len(end))] + required
     for tail in tails:
-        if tail in must:
-            continue
-        if len(out) + len(tail) <= limit:
+        if tail not in must and len(out) + len(tail) + len(end) <= limit:
             out += tail
-    return out[:limit]
+    return out + end
 
 
 def make_policy(name: str):

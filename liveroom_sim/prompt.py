@@ -13,11 +13,13 @@ _LABELS = {
     "en": {"banned": "Banned phrases", "claims": "No {name} claims about", "disclose": "Say {forms} when talking about {when} products",
            "featured": "Featured product now: {name} ({id}). Present it.", "slogan": "Say the slogan: \"{slogan}\"",
            "tone": "Tone: {tone}", "avoid": "Avoid these topics: {topics}", "max": "Keep replies under {n} characters",
-           "always": "(always)", "loads": "(loads when the chat mentions: {triggers})", "any": "any"},
+           "always": "(always)", "loads": "(loads when the chat mentions: {triggers})", "any": "any",
+           "greeting": "Begin every reply with \"{text}\" (after the mention).", "sign_off": "End every reply with \"{text}\"."},
     "zh": {"banned": "禁用语", "claims": "不得宣称{name}，适用于", "disclose": "讲到{when}商品时要说{forms}",
            "featured": "当前主推：{name}（{id}），请重点介绍。", "slogan": "口播口号：“{slogan}”",
            "tone": "语气：{tone}", "avoid": "避开话题：{topics}", "max": "每条回复不超过{n}个字",
            "always": "（始终加载）", "loads": "（弹幕提到这些词时加载：{triggers}）", "any": "所有",
+           "greeting": "每条回复在点名之后先说\"{text}\"。", "sign_off": "每条回复结尾说\"{text}\"。",
            "when": {"sponsored": "推广", "health_food": "保健食品", "skincare": "护肤", "apparel": "服饰",
                     "snacks": "食品", "electronics": "数码"}},
 }
@@ -60,6 +62,7 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
         "max_chars": min(c.max_chars, market.style.max_chars or c.max_chars),
         "mention": c.mention_format.format(name="name"),
         "skills": _skills_text(harness, active_skills, L),
+        "etiquette": " ".join(L[k].format(text=getattr(c, k)) for k in ("greeting", "sign_off") if getattr(c, k)),
     }
     parts = [(s.name, s.title, s.text.format(**values)) for s in harness.sections]
     if harness.format == "xml":

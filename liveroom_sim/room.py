@@ -17,8 +17,10 @@ import numpy as np
 from liveroom_sim import campaign as ev
 from liveroom_sim import prompt
 from liveroom_sim.actions import Action, parse_action
+from liveroom_sim.augment import AugmentConfig, augment
 from liveroom_sim.crowd import Crowd
 from liveroom_sim.facts import required_facts
+from liveroom_sim.harness import Skill
 from liveroom_sim.market import Market
 from liveroom_sim.personas import FACT_INTENTS
 from liveroom_sim.rewards.analysis import Analysis
@@ -80,12 +82,22 @@ class Room:
         reward_model: Scores turns; defaults to the spec's rule-based model.
     """
 
-    def __init__(self, world: World, rng: np.random.Generator, reward_model: RewardModel | None = None):
+    def __init__(self, world: World, rng: np.random.Generator, reward_model: RewardModel | None = None,
+                 augmentation: AugmentConfig | None = None):
         spec = world.spec
         self.world, self.spec, self.rng = world, spec, rng
         self.language = spec.language
         self.market = Market.open(world.catalog, world.campaign.opening_product, world.rules)
         self.harness = world.harness
+        self.augmentation = augmentation or spec.harness_augmentation
+        self.augmented = False
+        if self.augmentation is not None:
+            # Augmentation draws from its own generator, spawned from the episode's seed,
+            # so viewers behave the same with and without it.
+            self._augment_rng = np.random.Generator(np.random.PCG64(rng.bit_generator.seed_seq.spawn(1)[0]))
+            if self._augment_rng.random() < self.augmentation.probability:
+                self.harness = augment(self.harness, spec.language, self._augment_rng, self.augmentation.operators)
+                self.augmented = True
         self.reward_model = reward_model or RewardModel(spec.reward)
         self.words = world.phrasebook.fact_words
         writer = ChatWriter(world.phrasebook, spec.language, spec.room.host_name)
@@ -419,11 +431,11 @@ class Room:
             tools[canonical] = tools[canonical].model_copy(update={"name": new})
         skills = h.skills
         if event.skill:
-            from liveroom_sim.harness import Skill
-
             new_skill = Skill(name=event.skill, when=event.skill_when, instructions=event.skill_text or "")
             skills = tuple(s for s in skills if s.name != event.skill) + (new_skill,)
         self.harness = h.model_copy(update={"tools": tools, "skills": skills})
+        if self.augmented and self.augmentation.at_harness_change:
+            self.harness = augment(self.harness, self.language, self._augment_rng, self.augmentation.operators)
         self._harness_version += 1
 
     # -------------------------------------------------------------------- reporting

@@ -2,7 +2,8 @@
 
 A spec names its catalog, phrasebook, rules, campaign, harness and persona mix (paths
 relative to the spec file), and sets the stream's length, the viewers' numbers, the
-latency model and the reward weights. :func:`load_spec` validates all of it into one
+latency model, the reward weights and harness augmentation. ``extends: Other-v0.yaml``
+starts from another spec beside it and overrides what the file sets. :func:`load_spec` validates all of it into one
 frozen :class:`World`.
 """
 
@@ -15,6 +16,7 @@ from typing import Literal
 import pydantic
 
 from liveroom_sim import datafile
+from liveroom_sim.augment import AugmentConfig
 from liveroom_sim.campaign import Campaign, load_campaign
 from liveroom_sim.catalog import Catalog, load_catalog
 from liveroom_sim.datafile import Frozen
@@ -106,6 +108,7 @@ class SpecFile(Frozen):
     stream: StreamConfig = StreamConfig()
     latency: LatencyConfig = LatencyConfig()
     reward: RewardConfig = RewardConfig()
+    harness_augmentation: AugmentConfig | None = None
 
 
 class World(Frozen):
@@ -137,7 +140,7 @@ def load_spec(path: Path | str) -> World:
 def _load_spec(path: Path, _mtime: int) -> World:
     # Cached by path and modification time: worlds are frozen, so sharing one between
     # envs changes no result and keeps 1,000 envs of a spec cheap.
-    spec = datafile.load(SpecFile, path)
+    spec = datafile.validate(SpecFile, _read_with_base(path), path)
     here = path.parent
     dirs = [PERSONAS_DIR, *(here / d for d in spec.viewers.persona_dirs)]
     world = World(
@@ -152,6 +155,29 @@ def _load_spec(path: Path, _mtime: int) -> World:
     )
     _check_references(world, here / spec.campaign)
     return world
+
+
+def _read_with_base(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    """The spec's YAML, merged over the spec it ``extends`` (a file beside it)."""
+    data = datafile.read_yaml(path)
+    if not isinstance(data, dict):
+        raise SpecError(path, ["(top level): expected a mapping of spec fields"])
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data
+    base = (path.parent / str(base_name)).resolve()
+    if base in seen or base == path:
+        raise SpecError(path, [f"field 'extends': {base_name!r} extends itself"])
+    if not base.exists():
+        raise SpecError(path, [f"field 'extends': no spec file {base_name!r} beside this one"])
+    return _merge(_read_with_base(base, (*seen, path)), data)
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
 def _check_references(world: World, campaign_path: Path) -> None:

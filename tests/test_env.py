@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 
 import liveroom_sim
 from liveroom_sim.env import LiveRoomEnv
+from liveroom_sim.paths import ENVS_DIR
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 
 TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny-v0.yaml"
@@ -167,6 +169,32 @@ def test_events_fired_in_a_step_are_listed_once():
     assert [e["type"] for _, e in fired] == ["price_change", "coupon_start", "feature", "harness_change", "rule_update"]
     # the policy is told: the next room update carries the ops note
     assert "ops: Serum price drops." in steps[i][4]["messages"][-1]["content"]
+
+
+def test_events_at_time_zero_are_reported_by_reset_only(tmp_path):
+    shutil.copytree(TINY.parent, tmp_path / "tiny")
+    spec = tmp_path / "tiny" / "tiny-v0.yaml"
+    spec.write_text(spec.read_text().replace("../../../envs", str(ENVS_DIR)))
+    campaign = tmp_path / "tiny" / "campaign.yaml"
+    campaign.write_text(campaign.read_text().replace("  - at: 10\n", "  - at: 0\n"))
+    env = LiveRoomEnv(spec)
+    _, info = env.reset(seed=0)
+    assert [e["type"] for e in info["events"]] == ["price_change"]
+    assert "ops: Serum price drops." in info["messages"][-1]["content"]
+    _, _, _, _, info = env.step("Hi!")
+    assert info["events"] == []
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: info['messages'] hands out the room's own message dicts, so a policy "
+                                       "that edits them in place (e.g. to fit a chat template) rewrites the "
+                                       "episode's history and later observations")
+def test_editing_info_messages_does_not_change_the_env():
+    env = LiveRoomEnv(TINY)
+    _, info = env.reset(seed=0)
+    for m in info["messages"]:
+        m["content"] = "edited by the policy"
+    obs, _, _, _, info = env.step("Hi!")
+    assert "edited by the policy" not in obs
 
 
 def test_ground_truth_never_reaches_the_policy():

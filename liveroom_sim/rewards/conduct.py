@@ -108,8 +108,9 @@ def harness_following(ctx) -> Score:
     Range [-1, 1]. Tool turns: 0 when every call is valid, down to -1 as the share of
     calls with an unknown tool name, malformed JSON or bad arguments grows. Replies: 1,
     minus 0.5 for going over the harness's length limit, 0.5 for not addressing the
-    asker (or, while questions wait, anyone) in the harness's mention format, 0.25 per
-    warning hook; a reply a hook blocked scores -1, an empty reply 0.
+    asker (or, while questions wait, anyone) in the harness's mention format, 0.25 for
+    a missing greeting or sign-off the harness requires, 0.25 per warning hook; a reply
+    a hook blocked scores -1, an empty reply 0.
     """
     if ctx.kind == "tool":
         if not ctx.tool_errors:
@@ -132,6 +133,14 @@ def harness_following(ctx) -> Score:
     elif q is None and ctx.pending and not ctx.analysis.mentions:
         value -= 0.5
         reasons.append(f"questions wait but no viewer is addressed as {fmt.format(name='name')}")
+    c = ctx.harness.constraints
+    reply = ctx.reply.strip()
+    if c.greeting and c.greeting not in reply[: len(c.greeting) + 40]:
+        value -= 0.25
+        reasons.append(f"does not begin with {c.greeting!r}")
+    if c.sign_off and not reply.endswith(c.sign_off):
+        value -= 0.25
+        reasons.append(f"does not end with {c.sign_off!r}")
     for h in ctx.hooks:
         value -= 0.25
         reasons.append(f"hook {h}")

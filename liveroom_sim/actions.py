@@ -50,17 +50,20 @@ def parse_action(action: Any, harness: Harness, turn: int) -> Action:
     cut = len(text) > MAX_ACTION_CHARS
     text = text[:MAX_ACTION_CHARS]
     stripped = text.strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
+    if not stripped.startswith("{"):
         return Action("reply", text, error="action cut to 65536 characters" if cut else None)
     try:
         message = json.loads(stripped)
     except (json.JSONDecodeError, RecursionError) as exc:
-        bad = ToolCall(f"call_{turn}_0", "invalid_json", stripped[:200], error=f"malformed JSON action: {exc}")
-        return Action("tool", tool_calls=(bad,), error=bad.error)
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if calls:
-        if not isinstance(calls, list):
-            calls = [calls]
+        # Text that opens like a JSON object and either closes like one or names tool
+        # calls is a broken tool turn (often an LLM cut off at its token limit), not speech.
+        if not (stripped.endswith("}") or '"tool_calls"' in stripped or '"function"' in stripped):
+            return Action("reply", text)
+        return _invalid(turn, stripped, f"malformed JSON action: {exc}")
+    if isinstance(message, dict) and "tool_calls" in message and message["tool_calls"] is not None:
+        calls = message["tool_calls"]
+        if not isinstance(calls, list) or not calls:
+            return _invalid(turn, stripped, "tool_calls must be a non-empty list of tool calls")
         parsed = tuple(_parse_call(c, i, harness, turn) for i, c in enumerate(calls[:16]))
         content = message.get("content")
         return Action("tool", text=content if isinstance(content, str) else "", tool_calls=parsed)
@@ -68,6 +71,11 @@ def parse_action(action: Any, harness: Harness, turn: int) -> Action:
     if isinstance(content, str):
         return Action("reply", content)
     return Action("reply", text)
+
+
+def _invalid(turn: int, raw: str, error: str) -> Action:
+    bad = ToolCall(f"call_{turn}_0", "invalid_json", raw[:200], error=error)
+    return Action("tool", tool_calls=(bad,), error=error)
 
 
 def _as_text(action: Any) -> str:

@@ -131,10 +131,16 @@ class Room:
 
     # ----------------------------------------------------------------- the policy's view
     def messages(self) -> list[dict]:
-        """The OpenAI chat messages an LLM would be sent now."""
+        """The OpenAI chat messages an LLM would be sent now (copies: editing them
+        changes nothing in the room)."""
         out = [{"role": "system", "content": self._system_prompt()}]
         for block in self._history:
-            out.extend(block.messages)
+            for m in block.messages:
+                if "tool_calls" in m:
+                    m = {**m, "tool_calls": [{**c, "function": {**c["function"]}} for c in m["tool_calls"]]}
+                else:
+                    m = {**m}
+                out.append(m)
         return out
 
     def observation(self) -> str:

@@ -20,7 +20,7 @@ from liveroom_sim.augment import AugmentConfig
 from liveroom_sim.campaign import Campaign, load_campaign
 from liveroom_sim.catalog import Catalog, load_catalog
 from liveroom_sim.datafile import Frozen
-from liveroom_sim.errors import SpecError
+from liveroom_sim.errors import SpecError, UnknownNameError
 from liveroom_sim.harness import Harness, load_harness
 from liveroom_sim.paths import PERSONAS_DIR
 from liveroom_sim.personas import Persona, load_personas
@@ -133,13 +133,23 @@ def load_spec(path: Path | str) -> World:
             expected; also when the campaign names products the catalog lacks.
     """
     path = Path(path).resolve()
-    return _load_spec(path, path.stat().st_mtime_ns if path.exists() else 0)
+    return _load_spec(path, _fingerprint(path))
+
+
+def _fingerprint(path: Path) -> tuple:
+    """Every data file a spec may name, with its modification time and size."""
+    files = [path]
+    for folder in (path.parent, PERSONAS_DIR):
+        if folder.is_dir():
+            files += [f for f in folder.rglob("*") if f.suffix in (".yaml", ".yml", ".md")]
+    return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(set(files)) if f.exists())
 
 
 @lru_cache(maxsize=32)
-def _load_spec(path: Path, _mtime: int) -> World:
-    # Cached by path and modification time: worlds are frozen, so sharing one between
-    # envs changes no result and keeps 1,000 envs of a spec cheap.
+def _load_spec(path: Path, _fingerprint: tuple) -> World:
+    # Cached by the state of the files it reads: worlds are frozen, so sharing one
+    # between envs changes no result and keeps 1,000 envs of a spec cheap; an edited
+    # data file gives a new world.
     spec = datafile.validate(SpecFile, _read_with_base(path), path)
     here = path.parent
     dirs = [PERSONAS_DIR, *(here / d for d in spec.viewers.persona_dirs)]
@@ -151,10 +161,17 @@ def _load_spec(path: Path, _mtime: int) -> World:
         rules=datafile.load(RuleSet, here / spec.rules),
         campaign=load_campaign(here / spec.campaign),
         harness=load_harness(here / spec.harness),
-        personas=load_personas(dirs, sorted(spec.viewers.mix)),
+        personas=_personas(dirs, spec, path),
     )
     _check_references(world, here / spec.campaign)
     return world
+
+
+def _personas(dirs: list[Path], spec: SpecFile, path: Path) -> dict[str, Persona]:
+    try:
+        return load_personas(dirs, sorted(spec.viewers.mix))
+    except UnknownNameError as exc:
+        raise SpecError(path, [f"field 'viewers.mix': {exc}"]) from None
 
 
 def _read_with_base(path: Path, seen: tuple[Path, ...] = ()) -> dict:

@@ -168,9 +168,6 @@ def test_a_valid_call_is_not_penalised(driver):
     assert info["turn"]["tool_errors"] == [] and info["reward_breakdown"]["harness"] >= 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: JSON-looking actions that are not a valid message (truncated JSON, "
-                                       "empty/falsy tool_calls) are spoken to the room verbatim instead of "
-                                       "getting an error tool message and a harness penalty")
 @pytest.mark.parametrize("action", ['{"tool_calls": [', '{"tool_calls": [{"function": {"name": "get_product"',
                                     '{"tool_calls": 0}', '{"tool_calls": ""}', '{"tool_calls": {}}'])
 def test_broken_tool_call_json_is_an_error_not_speech(action):

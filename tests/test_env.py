@@ -185,9 +185,6 @@ def test_events_at_time_zero_are_reported_by_reset_only(tmp_path):
     assert info["events"] == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: info['messages'] hands out the room's own message dicts, so a policy "
-                                       "that edits them in place (e.g. to fit a chat template) rewrites the "
-                                       "episode's history and later observations")
 def test_editing_info_messages_does_not_change_the_env():
     env = LiveRoomEnv(TINY)
     _, info = env.reset(seed=0)

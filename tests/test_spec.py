@@ -115,16 +115,12 @@ def test_spec_missing_its_catalog(tiny):
     assert str(spec) in message and "field 'catalog'" in message and "Field required" in message
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a persona mix naming an unknown persona raises UnknownNameError "
-                                       "without the spec file or the field, not SpecError")
 def test_persona_mix_naming_an_unknown_persona(tiny):
     spec = edit(tiny / "tiny-v0.yaml", "bargain_hunter: 1.0", "bargin_hunter: 1.0")
     message = str(load_error(spec))
     assert str(spec) in message and "viewers.mix" in message and "bargain_hunter" in message
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: load_spec caches worlds by the spec file's mtime only, so edits to "
-                                       "the catalog/campaign/persona files it names are ignored until restart")
 def test_reloading_a_spec_sees_edits_to_the_files_it_names(tiny):
     spec = tiny / "tiny-v0.yaml"
     assert load_spec(spec).catalog.by_id["ap-tee-t"].price == 15.0

@@ -1,7 +1,8 @@
 """The ``liveroom`` command line.
 
 ``liveroom demo`` runs one session and prints its transcript; ``liveroom rewards check``
-and ``liveroom rewards explain`` run reward regression suites.
+and ``liveroom rewards explain`` run reward regression suites; ``liveroom export-sft``
+writes HSA-SFT data.
 """
 
 from __future__ import annotations
@@ -19,9 +20,20 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="run one session and print its transcript")
     demo.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file (default: LiveRoom-v0)")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--policy", default="scripted", help="scripted or naive (default: scripted)")
+    demo.add_argument("--policy", default="scripted", help="scripted, naive or openai (default: scripted)")
     demo.add_argument("--json", action="store_true", help="print only one JSON object: the episode summary")
+    _llm_options(demo)
     demo.set_defaults(func=_demo)
+    sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories as chat-format JSON lines")
+    sft.add_argument("--env", default="LiveRoom-v0")
+    sft.add_argument("--episodes", type=int, default=10)
+    sft.add_argument("--augment", type=int, default=4, help="augmented harness variants per episode (K)")
+    sft.add_argument("--out", required=True, help="the JSONL file to write")
+    sft.add_argument("--min-reward", type=float, default=0.0, help="drop replies whose turn reward is below this")
+    sft.add_argument("--seed", type=int, default=0, help="first episode's seed")
+    sft.add_argument("--teacher", default=None, help="scripted (default) or openai (implied by --base-url/--model)")
+    _llm_options(sft)
+    sft.set_defaults(func=_export_sft)
     try:
         from liveroom_sim.cli_rewards import add_rewards_parser
     except ImportError:  # pragma: no cover - the rewards commands ship with the package
@@ -36,27 +48,51 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _make_env(env_id: str):
+def _llm_options(p) -> None:
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    p.add_argument("--model", default=None, help="model name at the endpoint")
+    p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--max-tokens", type=int, default=None)
+
+
+def _policy(name: str, args):
+    from liveroom_sim.policies import make_policy
+
+    if name == "openai" or (name is None and (args.base_url or args.model)):
+        if not args.model:
+            raise ValueError("--model is required for an OpenAI-compatible policy")
+        return make_policy("openai", model=args.model, base_url=args.base_url,
+                           temperature=args.temperature, max_tokens=args.max_tokens)
+    return make_policy(name or "scripted")
+
+
+def _env_id(env: str) -> str:
+    """A registered env id for ``env`` (an id, or a spec file, which gets registered)."""
     import gymnasium as gym
 
     import liveroom_sim
     from liveroom_sim.errors import UnknownNameError
 
-    if env_id.endswith((".yaml", ".yml")):
-        env_id = liveroom_sim.register_spec(env_id)
-    if env_id not in gym.registry:
-        raise UnknownNameError("env", env_id, [k for k in gym.registry if k.startswith("LiveRoom") or "liveroom" in k.lower()])
-    return gym.make(env_id).unwrapped
+    if env.endswith((".yaml", ".yml")):
+        env = liveroom_sim.register_spec(env)
+    if env not in gym.registry:
+        raise UnknownNameError("env", env, [k for k in gym.registry if k.startswith("LiveRoom") or "liveroom" in k.lower()])
+    return env
+
+
+def _make_env(env: str):
+    import gymnasium as gym
+
+    return gym.make(_env_id(env)).unwrapped
 
 
 def _demo(args) -> int:
     from liveroom_sim.errors import LiveRoomError
-    from liveroom_sim.policies import make_policy
 
     try:
         env = _make_env(args.env)
-        policy = make_policy(args.policy)
-    except LiveRoomError as exc:
+        policy = _policy(args.policy, args)
+    except (LiveRoomError, ValueError) as exc:
         print(f"liveroom demo: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout
@@ -64,8 +100,16 @@ def _demo(args) -> int:
     if not args.json:
         print(f"== {env.world.spec.room.name} ({env.world.spec.id}, seed {args.seed}, policy {args.policy})", file=out)
         _print_update(info, out)
+    stop_reason = None
     while True:
-        action = policy(obs, info)
+        try:
+            action = policy(obs, info)
+        except LiveRoomError as exc:  # the endpoint failed after its retries: the episode stops here
+            stop_reason = f"policy failed: {exc}"
+            terminated, truncated = False, True
+            info.setdefault("episode", {"return": env.room.returns["total"], "returns": dict(env.room.returns),
+                                        "steps": env.room.steps, "metrics": env.room.metrics()})
+            break
         obs, reward, terminated, truncated, info = env.step(action)
         if not args.json:
             _print_turn(info, out)
@@ -76,12 +120,33 @@ def _demo(args) -> int:
         "return": round(info["episode"]["return"], 4),
         "returns": {k: round(v, 4) for k, v in info["episode"]["returns"].items() if k != "total"},
         "steps": info["episode"]["steps"], "terminated": terminated, "truncated": truncated,
-        "metrics": info["metrics"],
+        "metrics": info["episode"]["metrics"],
     }
+    if stop_reason:
+        summary["truncated_reason"] = stop_reason
+    accounting = getattr(policy, "accounting", None)
+    if accounting is not None:
+        summary["accounting"] = accounting.as_dict()
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
         _print_summary(summary, out)
+    return 0
+
+
+def _export_sft(args) -> int:
+    from liveroom_sim.errors import LiveRoomError
+    from liveroom_sim.export import export_sft
+
+    try:
+        env_id = _env_id(args.env)
+        teacher = _policy(args.teacher, args)
+        counts = export_sft(env_id, args.episodes, args.augment, args.out, teacher,
+                            min_reward=args.min_reward, seed=args.seed)
+    except (LiveRoomError, ValueError, OSError) as exc:
+        print(f"liveroom export-sft: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"out": args.out, **counts}))
     return 0
 
 

@@ -41,6 +41,9 @@ class LiveRoomEnv(gym.Env[str, str]):
     ``harness`` (``info["reward_breakdown"]``). Weights and the compliance gate come
     from the env spec. See ``docs/rewards.md``.
 
+    ``reset(options={"harness_variant": k})`` picks the seed's k-th harness variant when
+    augmentation is on (the task stays the seed's).
+
     ## Starting State
     The campaign's opening product is featured, ``viewers.initial`` viewers of the
     spec's persona mix are present, and events at time 0 have fired. All of it is drawn
@@ -83,7 +86,8 @@ class LiveRoomEnv(gym.Env[str, str]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
-        self.room = Room(self.world, self.np_random, self.reward_model, self.harness_augmentation)
+        variant = int((options or {}).get("harness_variant", 0))
+        self.room = Room(self.world, self.np_random, self.reward_model, self.harness_augmentation, variant)
         self._last_turn = None
         info = self._info(None)
         if self.render_mode == "human":
@@ -117,7 +121,7 @@ class LiveRoomEnv(gym.Env[str, str]):
             info["reward_breakdown"] = turn.reward.as_dict()
             info["reward_reasons"] = turn.reward.explain()
             info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
-                            "tool_errors": list(turn.tool_errors), "answered": turn.answered,
+                            "tool_errors": list(turn.tool_errors), "answered": turn.answered, "reply": turn.reply,
                             "latency_s": turn.latency_s, "gated": turn.reward.gated}
         if room.terminated or room.truncated:
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),

@@ -25,6 +25,7 @@ _SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 _GREETING = re.compile(r"(?:Begin every reply with|在点名之后先说)\s*\"([^\"]+)\"")
 _SIGN_OFF = re.compile(r"(?:End every reply with|结尾说)\s*\"([^\"]+)\"")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
 
@@ -49,7 +50,12 @@ def _system_text(messages: list[dict]) -> str:
 
 
 def _language(info: dict) -> str:
-    return info.get("room", {}).get("language") or "en"
+    """The room's language (from ``info["room"]``, else guessed from the system prompt)."""
+    language = info.get("room", {}).get("language")
+    if language:
+        return language
+    system = info["messages"][0].get("content") or "" if info.get("messages") else ""
+    return "zh" if _CJK.search(system[:400]) else "en"
 
 
 def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
@@ -303,11 +309,22 @@ def _fit(text: str, tails: list[str], system: str, must: list[str] = ()) -> str:
     return out + end
 
 
-def make_policy(name: str):
-    """Build a built-in policy by name (``scripted`` or ``naive``)."""
+def make_policy(name: str, **options):
+    """Build a policy by name: ``scripted``, ``naive`` or ``openai``.
+
+    ``openai`` takes ``model`` and optionally ``base_url``, ``api_key`` and sampling
+    options (see :class:`liveroom_sim.llm_policy.OpenAIAvatar`).
+    """
     from liveroom_sim.errors import UnknownNameError
 
+    if name == "openai":
+        from liveroom_sim.llm import Endpoint
+        from liveroom_sim.llm_policy import OpenAIAvatar
+
+        endpoint_keys = ("model", "base_url", "api_key", "timeout_s", "max_retries")
+        endpoint = Endpoint(**{k: options.pop(k) for k in endpoint_keys if k in options})
+        return OpenAIAvatar(endpoint, **options)
     policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}
     if name not in policies:
-        raise UnknownNameError("policy", name, policies)
+        raise UnknownNameError("policy", name, [*policies, "openai"])
     return policies[name]()

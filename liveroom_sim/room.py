@@ -45,6 +45,7 @@ class Turn:
     tool_errors: tuple[str, ...] = ()
     answered: str | None = None
     latency_s: float = 0.0
+    reply: str = ""
 
 
 @dataclass(slots=True)
@@ -80,10 +81,12 @@ class Room:
         world: The validated spec (catalog, personas, campaign, harness, rules, config).
         rng: The episode's only source of randomness.
         reward_model: Scores turns; defaults to the spec's rule-based model.
+        augmentation: Harness-State Augmentation settings; default: the spec's.
+        variant: Which of the seed's harness variants to draw (when augmenting).
     """
 
     def __init__(self, world: World, rng: np.random.Generator, reward_model: RewardModel | None = None,
-                 augmentation: AugmentConfig | None = None):
+                 augmentation: AugmentConfig | None = None, variant: int = 0):
         spec = world.spec
         self.world, self.spec, self.rng = world, spec, rng
         self.language = spec.language
@@ -94,7 +97,9 @@ class Room:
         if self.augmentation is not None:
             # Augmentation draws from its own generator, spawned from the episode's seed,
             # so viewers behave the same with and without it.
-            self._augment_rng = np.random.Generator(np.random.PCG64(rng.bit_generator.seed_seq.spawn(1)[0]))
+            # ``variant`` picks another of the seed's harness variants (HSA-SFT uses K).
+            child = rng.bit_generator.seed_seq.spawn(variant + 1)[variant]
+            self._augment_rng = np.random.Generator(np.random.PCG64(child))
             if self._augment_rng.random() < self.augmentation.probability:
                 self.harness = augment(self.harness, spec.language, self._augment_rng, self.augmentation.operators)
                 self.augmented = True
@@ -301,7 +306,7 @@ class Room:
         lat = self.spec.latency
         latency = lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000)
         return Turn("reply", reward, [], delivered, ctx.hooks, answered=target.viewer.name if target else None,
-                    latency_s=latency)
+                    latency_s=latency, reply=text)
 
     def _target(self, text: str) -> ChatMessage | None:
         """The waiting message a reply answers: the addressed viewer's oldest, else the

@@ -118,7 +118,13 @@ def policy_responder(policy: Callable[[str, dict], str]) -> Responder:
     return respond
 
 
-RESPONDERS: dict[str, Callable[[], Responder]] = {"echo": lambda: echo_responder}
+def _scripted_avatar() -> Responder:
+    from liveroom_sim.policies import ScriptedAvatar
+
+    return policy_responder(ScriptedAvatar())
+
+
+RESPONDERS: dict[str, Callable[[], Responder]] = {"echo": lambda: echo_responder, "scripted-avatar": _scripted_avatar}
 """Responder name (the CLI's `--responder`) -> zero-argument factory."""
 
 

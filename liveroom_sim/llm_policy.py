@@ -1,0 +1,141 @@
+"""An avatar driven by any OpenAI-compatible endpoint (vLLM, SGLang, OpenAI).
+
+It sends ``info["messages"]`` and ``info["tools"]`` and turns the response into the
+env's action: tool calls become a JSON tool turn, content a reply. The env runs the
+tools and calls the avatar again, until it replies. Every call's tokens and time are
+recorded. Endpoint failures that survive the client's retries raise
+:class:`EndpointError` (with any API key redacted), which runners record as data.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from liveroom_sim.errors import LiveRoomError
+from liveroom_sim.llm import Endpoint, redact
+
+
+class EndpointError(LiveRoomError):
+    """The policy's endpoint failed (after retries) or answered nothing usable."""
+
+
+@dataclass
+class Accounting:
+    """Per-policy totals: calls, tokens, wall time and errors."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    errors: int = 0
+    last_call_s: float = 0.0
+    call_seconds: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4), "errors": self.errors}
+
+
+class OpenAIAvatar:
+    """A policy ``(observation, info) -> action`` backed by a chat-completions endpoint.
+
+    Args:
+        endpoint: Where the model is served (``Endpoint(model, base_url, api_key)``);
+            ``base_url``/``api_key`` default to ``OPENAI_BASE_URL``/``OPENAI_API_KEY``.
+        temperature, top_p, max_tokens, seed: Sampling parameters (sent when set).
+        extra_body: Server-specific options (e.g. vLLM's ``top_k``), sent as is.
+        max_output_chars: Longer outputs are cut (the env penalises long replies anyway).
+
+    Example:
+        >>> from liveroom_sim.testing import OpenAICompatServer, scripted_responder
+        >>> with OpenAICompatServer(scripted_responder(["@mia hi!"])) as srv:
+        ...     avatar = OpenAIAvatar(Endpoint("m", srv.base_url))
+        ...     avatar("", {"messages": [{"role": "user", "content": "hi"}], "tools": []})
+        '@mia hi!'
+    """
+
+    def __init__(self, endpoint: Endpoint, *, temperature: float | None = None, top_p: float | None = None,
+                 max_tokens: int | None = None, seed: int | None = None, extra_body: dict | None = None,
+                 max_output_chars: int = 8000):
+        self.endpoint = endpoint
+        self.params = {k: v for k, v in {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens,
+                                          "seed": seed, "extra_body": extra_body}.items() if v is not None}
+        self.max_output_chars = max_output_chars
+        self.accounting = Accounting()
+        self._client = None
+        self._async_client = None
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, observation: str, info: dict) -> str:
+        return self.sample(observation, info, n=1)[0]
+
+    def sample(self, observation: str, info: dict, n: int = 1) -> list[str]:
+        """``n`` actions from one request (``n`` samples, e.g. for a GRPO group)."""
+        if self._client is None:
+            self._client = self.endpoint.client()
+        start = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**self._request(info, n))
+        except Exception as exc:  # the client already retried what is retryable
+            raise self._failed(exc, start) from None
+        return self._actions(response, start)
+
+    async def asample(self, observation: str, info: dict, n: int = 1) -> list[str]:
+        """Async :meth:`sample`, for many episodes in flight in one process."""
+        if self._async_client is None:
+            self._async_client = self.endpoint.async_client()
+        start = time.perf_counter()
+        try:
+            response = await self._async_client.chat.completions.create(**self._request(info, n))
+        except Exception as exc:
+            raise self._failed(exc, start) from None
+        return self._actions(response, start)
+
+    async def acall(self, observation: str, info: dict) -> str:
+        return (await self.asample(observation, info, 1))[0]
+
+    # ------------------------------------------------------------------ helpers
+    def _request(self, info: dict, n: int) -> dict:
+        request: dict[str, Any] = {"model": self.endpoint.model, "messages": info["messages"], **self.params}
+        if info.get("tools"):
+            request["tools"] = info["tools"]
+        if n != 1:
+            request["n"] = n
+        return request
+
+    def _failed(self, exc: Exception, start: float) -> EndpointError:
+        self._account(start)
+        self.accounting.errors += 1
+        return EndpointError(redact(f"{type(exc).__name__}: {exc}", self.endpoint)[:500])
+
+    def _account(self, start: float) -> None:
+        took = time.perf_counter() - start
+        a = self.accounting
+        a.calls += 1
+        a.seconds += took
+        a.last_call_s = took
+        a.call_seconds.append(took)
+
+    def _actions(self, response, start: float) -> list[str]:
+        self._account(start)
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.accounting.prompt_tokens += usage.prompt_tokens or 0
+            self.accounting.completion_tokens += usage.completion_tokens or 0
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            self.accounting.errors += 1
+            raise EndpointError("the endpoint returned no choices")
+        return [self._action(c.message) for c in choices]
+
+    def _action(self, message) -> str:
+        content = (message.content or "")[: self.max_output_chars]
+        calls = message.tool_calls or []
+        if not calls:
+            return content
+        wire = [{"id": c.id, "type": "function",
+                 "function": {"name": c.function.name, "arguments": c.function.arguments}} for c in calls]
+        return json.dumps({"content": content or None, "tool_calls": wire}, ensure_ascii=False)

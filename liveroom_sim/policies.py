@@ -19,7 +19,7 @@ from liveroom_sim.prompt import _LABELS
 _WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
 _LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
 _FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
-_ORDER = re.compile(r"\b(LR-\d+)\b", re.I)
+_ORDER = re.compile(r"(?<![A-Za-z0-9])(LR-\d+)(?!\d)", re.I)
 _LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
 _SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
@@ -104,7 +104,9 @@ class ScriptedAvatar:
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         if facts:
             mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
-            return self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), featured_id)
+            lookup = self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), featured_id)
+            if lookup:
+                return lookup
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
@@ -115,8 +117,9 @@ class ScriptedAvatar:
         # Nobody waits: present the featured product, a different fact each time.
         clock = _CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
-        topic = _IDLE_TOPICS[(seconds // 3) % len(_IDLE_TOPICS)]
-        return self._lookup(info["tools"], "", "pitch" if topic == "price" else topic, featured_id, [], featured_id)
+        topic = _IDLE_TOPICS[seconds % len(_IDLE_TOPICS)]
+        return self._lookup(info["tools"], "", "pitch" if topic == "price" else topic, featured_id, [], featured_id) \
+            or _fit(book.host["greet"][0].format(mention="", name=name).strip(), [], system)
 
     # -------------------------------------------------------------- choosing
     @staticmethod
@@ -134,21 +137,33 @@ class ScriptedAvatar:
         return ("price" if pid else "social"), pid
 
     @staticmethod
-    def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str], featured: str) -> str:
+    def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str], featured: str) -> str | None:
+        roles = {_tool_role(t["function"]): t["function"] for t in tools}
+        wanted = _TOOLS_FOR.get(intent, ("details",))
         calls = []
-        for t in tools:
-            fn = t["function"]
-            params = list(fn.get("parameters", {}).get("properties", {}))
-            is_order = any("order" in (p + fn["name"]).lower() for p in params) or "order" in fn["name"].lower()
-            if not params:
-                calls.append((fn["name"], {}))
-            elif intent == "order_status" and is_order and orders:
-                calls.append((fn["name"], {params[0]: orders[0]}))
-            elif not is_order and len(params) == 1:
-                # The featured product is looked up too: the reply presents it, and its
-                # disclosures (paid promotion, health food) must be said with it.
-                for product in dict.fromkeys(p for p in (pid if intent != "order_status" else "", featured) if p):
-                    calls.append((fn["name"], {params[0]: product}))
+        if intent == "order_status":
+            fn = roles.get("order")
+            if fn and orders:
+                calls.append((fn["name"], {_params(fn)[0]: orders[0]}))
+        elif all(r in roles for r in ("details", *wanted)):
+            # Only the tools this question needs, read from their descriptions; the
+            # featured product's details too, since presenting it needs its disclosures.
+            for role in dict.fromkeys(("details", *wanted)):
+                fn = roles[role]
+                calls.append((fn["name"], {_params(fn)[0]: pid} if _params(fn) else {}))
+            if featured and featured != pid:
+                calls.append((roles["details"]["name"], {_params(roles["details"])[0]: featured}))
+        else:  # descriptions say too little: ask every tool about both products
+            for t in tools:
+                fn = t["function"]
+                params = _params(fn)
+                if not params:
+                    calls.append((fn["name"], {}))
+                elif _tool_role(fn) != "order" and len(params) == 1:
+                    for product in dict.fromkeys(p for p in (pid, featured) if p):
+                        calls.append((fn["name"], {params[0]: product}))
+        if not calls:
+            return None
         tool_calls = [{"id": f"call_{i}", "type": "function",
                        "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)}}
                       for i, (n, a) in enumerate(calls)]
@@ -184,6 +199,34 @@ class ScriptedAvatar:
 
         return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured))
 
+
+
+# What each kind of tool is called in descriptions (any harness variant, either language).
+_TOOL_ROLES = (
+    ("order", ("order", "订单")),
+    ("promotions", ("promotion", "deal", "offer", "coupon", "优惠", "活动")),
+    ("price", ("price", "stock", "cost", "units left", "价格", "库存")),
+    ("policy", ("shipping", "ships", "return", "delivery", "warranty", "发货", "退", "保修")),
+    ("details", ("detail", "card", "attribute", "详情", "卡片", "属性")),
+)
+_TOOLS_FOR = {
+    "price": ("price", "promotions"), "pitch": ("price", "promotions"), "stock": ("price", "promotions"),
+    "promotion": ("price", "promotions"), "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",),
+}
+
+
+def _params(fn: dict) -> list[str]:
+    return list(fn.get("parameters", {}).get("properties", {}))
+
+
+def _tool_role(fn: dict) -> str:
+    """Which kind of tool ``fn`` is, from its parameters, name and description."""
+    text = f"{fn['name']} {fn.get('description', '')} {' '.join(_params(fn))}".lower()
+    if not _params(fn):
+        return "promotions"
+    hits = {role: sum(w in text for w in words) for role, words in _TOOL_ROLES}
+    best = max(hits, key=hits.get)  # the first role wins a tie: order is checked first
+    return best if hits[best] else "unknown"
 
 
 def _lineup(system: str) -> dict[str, list[str]]:

@@ -30,7 +30,7 @@ def tool_schemas(harness: Harness) -> list[dict]:
     out = []
     for canonical, view in harness.tools.items():
         tool = TOOLS[canonical]
-        schema = tool.args.model_json_schema()
+        schema = tool.schema
         props = {}
         for field, spec in schema.get("properties", {}).items():
             name = view.fields.get(field, field)
@@ -73,7 +73,14 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
 
 
 def _lineup(catalog) -> str:
-    return "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in catalog.products)
+    cached = _LINEUPS.get(id(catalog))
+    if cached is None or cached[0] is not catalog:  # catalogs are frozen: render each once
+        text = "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in catalog.products)
+        cached = _LINEUPS[id(catalog)] = (catalog, text)
+    return cached[1]
+
+
+_LINEUPS: dict[int, tuple] = {}
 
 
 def _rules_text(r, L: dict) -> str:

@@ -103,6 +103,7 @@ class Tool:
     description: str
     field_docs: dict[str, str]
     params: dict[str, type]
+    schema: dict
 
     def run(self, market: Market, arguments: dict[str, Any]) -> dict:
         """Validate ``arguments`` (canonical field names) and run; errors come back as data."""
@@ -132,7 +133,8 @@ def _make_tool(fn: Callable[..., dict]) -> Tool:
         __config__=pydantic.ConfigDict(extra="forbid", strict=True),
         **{name: (hints[name], ...) for name in params},
     )
-    return Tool(fn.__name__, fn, model, summary, field_docs, {name: hints[name] for name in params})
+    return Tool(fn.__name__, fn, model, summary, field_docs, {name: hints[name] for name in params},
+                model.model_json_schema())
 
 
 TOOLS: dict[str, Tool] = {

@@ -21,7 +21,7 @@ from pathlib import Path
 import pydantic
 
 from liveroom_sim.datafile import _describe
-from liveroom_sim.errors import SpecError
+from liveroom_sim.errors import SpecError, did_you_mean
 from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
 from liveroom_sim.spec import COMPONENTS
@@ -81,8 +81,8 @@ class SuiteResult:
 def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
     """Read a cases file: ``(line number, case)`` for every non-blank line.
 
-    Every case is also built into its turn context once, so that bad events, unknown
-    products and unknown env specs are reported here with their line.
+    Every case is also built into its turn context, so that bad events, unknown products
+    and unknown env specs are reported here with their line.
 
     Raises:
         SpecError: naming the file, with one ``line N: field 'x': ...`` entry per problem.
@@ -91,7 +91,7 @@ def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
-    cases, problems, seen = [], [], {}
+    cases, problems, seen, catalogs = [], [], {}, {}
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -103,7 +103,7 @@ def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
         except pydantic.ValidationError as exc:
             problems.extend(f"line {n}: {_describe(e, '')}" for e in exc.errors())
             continue
-        problems.extend(f"line {n}: {p}" for p in _case_problems(case, seen.get(case.id)))
+        problems.extend(f"line {n}: {p}" for p in _case_problems(case, seen.get(case.id), catalogs))
         seen.setdefault(case.id, n)
         cases.append((n, case))
     if problems:
@@ -111,40 +111,40 @@ def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
     return cases
 
 
-def _case_problems(case: RewardCase, first_line: int | None) -> list[str]:
-    problems = []
-    if first_line is not None:
-        problems.append(f"field 'id': duplicate id {case.id!r} (first on line {first_line})")
-    unknown = sorted(set(case.expected) - set(EXPECTED_KEYS))
-    problems += [f"field 'expected.{k}': unknown key; expected some of {list(EXPECTED_KEYS)}" for k in unknown]
+def _case_problems(case: RewardCase, first_line: int | None, catalogs: dict[str, list[str]]) -> list[str]:
+    problems = [f"field 'id': duplicate id {case.id!r} (first on line {first_line})"] if first_line else []
+    problems += [f"field 'expected.{k}': unknown key; expected some of {list(EXPECTED_KEYS)}"
+                 for k in sorted(set(case.expected) - set(EXPECTED_KEYS))]
     try:
-        world_for(case.env)
+        if case.env not in catalogs:
+            catalogs[case.env] = [p.id for p in world_for(case.env).catalog.products]
+        ids = catalogs[case.env]
     except SpecError as exc:
         return [*problems, f"field 'env': cannot load env spec {case.env!r}: {'; '.join(exc.problems)}"]
+    unknown = [  # the market would silently accept an event about an unknown product
+        f"field 'events.{i}.{field}': unknown product {pid!r}{did_you_mean(str(pid), ids)}"
+        for i, e in enumerate(case.events)
+        for field, pid in [("product", e.get("product")), *((f"products.{j}", p) for j, p in enumerate(e.get("products") or ()))]
+        if pid is not None and pid not in ids
+    ]
+    if unknown:
+        return problems + unknown
     try:
         build_context(case)
     except SpecError as exc:
         problems += exc.problems
     except pydantic.ValidationError as exc:
         problems += [_describe(e, "constraints") for e in exc.errors()]
-    except (KeyError, LookupError) as exc:
-        problems.append(f"field 'events': unknown product or code {exc}")
+    except LookupError as exc:
+        problems.append(f"field 'events': {exc}")
     return problems
 
 
-class _Scorer:
-    """One :class:`RewardModel` per env spec, built on first use."""
-
-    def __init__(self):
-        self.models: dict[str, RewardModel] = {}
-
-    def model(self, env: str) -> RewardModel:
-        if env not in self.models:
-            self.models[env] = RewardModel(world_for(env).spec.reward)
-        return self.models[env]
-
-    def score(self, case: RewardCase) -> RewardBreakdown:
-        return self.model(case.env).score(build_context(case))
+def _model(env: str, models: dict[str, RewardModel]) -> RewardModel:
+    """The reward model of an env spec, built once per suite run."""
+    if env not in models:
+        models[env] = RewardModel(world_for(env).spec.reward)
+    return models[env]
 
 
 def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance: float = 1e-6) -> SuiteResult:
@@ -160,9 +160,10 @@ def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance
     """
     path = str(source) if isinstance(source, (str, Path)) else "<cases>"
     cases = load_cases(source) if isinstance(source, (str, Path)) else list(source)
-    scorer, failures = _Scorer(), []
+    models: dict[str, RewardModel] = {}
+    failures = []
     for line, case in cases:
-        bd = scorer.score(case)
+        bd = _model(case.env, models).score(build_context(case))
         got = bd.as_dict()
         diffs = tuple(
             ComponentDiff(k, want, got[k], _reasons(k, bd))
@@ -196,10 +197,8 @@ def explain_case(case: RewardCase) -> str:
           harness     +1.000  x0.5  follows the harness
           total       +0.000  (compliance gate -1: not triggered)
     """
-    world = world_for(case.env)
-    ctx = build_context(case)
-    model = RewardModel(world.spec.reward)
-    bd = model.score(ctx)
+    model = _model(case.env, {})
+    bd = model.score(build_context(case))
     lines = [f"case {case.id} ({case.env}, {case.kind} turn)"]
     if case.note:
         lines.append(f"note: {case.note}")

@@ -87,6 +87,7 @@ def _make_env(env: str):
 
 
 def _demo(args) -> int:
+    from liveroom_sim.episode import play
     from liveroom_sim.errors import LiveRoomError
 
     try:
@@ -96,37 +97,23 @@ def _demo(args) -> int:
         print(f"liveroom demo: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout
-    obs, info = env.reset(seed=args.seed)
     if not args.json:
-        print(f"== {env.world.spec.room.name} ({env.world.spec.id}, seed {args.seed}, policy {args.policy})", file=out)
-        _print_update(info, out)
-    stop_reason = None
-    while True:
-        try:
-            action = policy(obs, info)
-        except LiveRoomError as exc:  # the endpoint failed after its retries: the episode stops here
-            stop_reason = f"policy failed: {exc}"
-            terminated, truncated = False, True
-            info.setdefault("episode", {"return": env.room.returns["total"], "returns": dict(env.room.returns),
-                                        "steps": env.room.steps, "metrics": env.room.metrics()})
-            break
-        obs, reward, terminated, truncated, info = env.step(action)
-        if not args.json:
-            _print_turn(info, out)
-        if terminated or truncated:
-            break
+        spec = env.world.spec
+        print(f"== {spec.room.name} ({spec.id}, seed {args.seed}, policy {args.policy})", file=out)
+        env.reset(seed=args.seed)
+        _print_update(env._info(None), out)
+    result = play(env, policy, args.seed, on_step=None if args.json else (lambda info: _print_turn(info, out)))
     summary = {
         "env": env.world.spec.id, "seed": args.seed, "policy": args.policy,
-        "return": round(info["episode"]["return"], 4),
-        "returns": {k: round(v, 4) for k, v in info["episode"]["returns"].items() if k != "total"},
-        "steps": info["episode"]["steps"], "terminated": terminated, "truncated": truncated,
-        "metrics": info["episode"]["metrics"],
+        "return": round(result.total, 4),
+        "returns": {k: round(v, 4) for k, v in result.returns.items() if k != "total"},
+        "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
+        "metrics": result.metrics,
     }
-    if stop_reason:
-        summary["truncated_reason"] = stop_reason
-    accounting = getattr(policy, "accounting", None)
-    if accounting is not None:
-        summary["accounting"] = accounting.as_dict()
+    if result.reason:
+        summary["truncated_reason"] = result.reason
+    if result.accounting:
+        summary["accounting"] = result.accounting
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
@@ -185,10 +172,15 @@ def _print_summary(s: dict, out) -> None:
     m = s["metrics"]
     print("\n== episode summary", file=out)
     print(f"return {s['return']:+.2f}: " + ", ".join(f"{k} {v:+.2f}" for k, v in s["returns"].items()), file=out)
-    print(f"steps {s['steps']} ({'stream over' if s['terminated'] else 'step limit'}); "
+    ending = "stream over" if s["terminated"] else s.get("truncated_reason", "step limit")
+    print(f"steps {s['steps']} ({ending}); "
           f"questions answered {m['questions_answered']}, ignored {m['questions_ignored']}; "
           f"purchases {m['purchases']}, GMV {m['gmv']:.2f}; viewers at the end {m['viewers_present']} "
           f"(of {m['viewers_total']}), conversion {m['conversion']:.1%}", file=out)
+    if s.get("accounting"):
+        a = s["accounting"]
+        print(f"LLM calls {a['calls']}, tokens {a['prompt_tokens']} in / {a['completion_tokens']} out, "
+              f"{a['seconds']:.1f} s, errors {a['errors']}", file=out)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,8 @@ class LiveRoomEnv(gym.Env[str, str]):
         if isinstance(harness_augmentation, dict):
             harness_augmentation = AugmentConfig(**harness_augmentation)
         self.harness_augmentation = harness_augmentation
+        self.record_transcript = False
+        self.measured_latency_s: float | None = None
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -87,7 +89,8 @@ class LiveRoomEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
         variant = int((options or {}).get("harness_variant", 0))
-        self.room = Room(self.world, self.np_random, self.reward_model, self.harness_augmentation, variant)
+        self.room = Room(self.world, self.np_random, self.reward_model, self.harness_augmentation, variant,
+                         record=self.record_transcript)
         self._last_turn = None
         info = self._info(None)
         if self.render_mode == "human":
@@ -97,7 +100,8 @@ class LiveRoomEnv(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
         if self.room is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        turn = self.room.step(action)
+        turn = self.room.step(action, latency_s=self.measured_latency_s)
+        self.measured_latency_s = None
         self._last_turn = turn
         info = self._info(turn)
         if self.render_mode == "human":
@@ -125,7 +129,7 @@ class LiveRoomEnv(gym.Env[str, str]):
                             "latency_s": turn.latency_s, "gated": turn.reward.gated}
         if room.terminated or room.truncated:
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
-                               "steps": room.steps, "metrics": info["metrics"]}
+                               "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}
         return info
 
     def render(self):

@@ -54,10 +54,13 @@ class _Block:
 
     messages: list[dict] = field(default_factory=list)
     _text: str | None = None
+    record: list[dict] | None = None
 
     def add(self, *messages: dict) -> None:
         self.messages.extend(messages)
         self._text = None
+        if self.record is not None:
+            self.record.extend(messages)
 
     def text(self) -> str:
         """The exchange flattened to ``role: content`` blocks (cached until it grows)."""
@@ -83,11 +86,15 @@ class Room:
         reward_model: Scores turns; defaults to the spec's rule-based model.
         augmentation: Harness-State Augmentation settings; default: the spec's.
         variant: Which of the seed's harness variants to draw (when augmenting).
+        record: Keep the whole trajectory (see :meth:`transcript`), not only the
+            recent window the policy is shown.
     """
 
     def __init__(self, world: World, rng: np.random.Generator, reward_model: RewardModel | None = None,
-                 augmentation: AugmentConfig | None = None, variant: int = 0):
+                 augmentation: AugmentConfig | None = None, variant: int = 0, record: bool = False):
         spec = world.spec
+        self._record: list[dict] | None = [] if record else None
+        self.accounting: dict = {}
         self.world, self.spec, self.rng = world, spec, rng
         self.language = spec.language
         self.market = Market.open(world.catalog, world.campaign.opening_product, world.rules)
@@ -154,6 +161,13 @@ class Room:
         parts.extend(block.text() for block in self._history)
         return "\n\n".join(parts)
 
+    def transcript(self) -> list[dict]:
+        """The whole trajectory in OpenAI format (system prompt as at the end), when the
+        room was opened with ``record=True``; else the recent window."""
+        if self._record is None:
+            return self.messages()
+        return [{"role": "system", "content": self._system_prompt()}, *(dict(m) for m in self._record)]
+
     def tools(self) -> list[dict]:
         """The current harness's tool schemas (OpenAI format).
 
@@ -206,7 +220,9 @@ class Room:
             lines.append("waiting for an answer:")
             lines += [f"- {self.harness.constraints.mention_format.format(name=m.viewer.name)} "
                       f"({self.clock - m.at:.0f}s): {m.text}" for m in waiting]
-        self._history.append(_Block([{"role": "user", "content": "\n".join(lines)}]))
+        block = _Block(record=self._record)
+        block.add({"role": "user", "content": "\n".join(lines)})
+        self._history.append(block)
 
     # ----------------------------------------------------------------------- stepping
     @property
@@ -227,10 +243,15 @@ class Room:
         """
         self.steps += 1
         parsed = parse_action(action, self.harness, self.steps)
-        turn = self._tool_turn(parsed) if parsed.kind == "tool" else self._reply_turn(parsed)
         lat = self.spec.latency
-        if latency_s is not None and lat.use_measured:
-            turn.latency_s = max(turn.latency_s, float(latency_s))
+        # Time the policy took to produce the action: measured when the spec says so
+        # (an LLM's real latency), else the spec's model of it.
+        thinking = float(latency_s) if latency_s is not None and lat.use_measured else None
+        if parsed.kind == "tool":
+            turn = self._tool_turn(parsed, lat.tool_s if thinking is None else thinking + lat.tool_s)
+        else:
+            speaking = lat.reply_per_char_s * min(len(parsed.text), 2000)
+            turn = self._reply_turn(parsed, (lat.reply_base_s if thinking is None else thinking) + speaking)
         self.latency_total += turn.latency_s
         self._last_latency = turn.latency_s
         turn.events = self._advance(self.clock + turn.latency_s)
@@ -240,7 +261,7 @@ class Room:
             self.returns[k] += v
         return turn
 
-    def _tool_turn(self, action: Action) -> Turn:
+    def _tool_turn(self, action: Action, latency: float) -> Turn:
         calls, results, errors = [], [], []
         for call in action.tool_calls:
             if call.error:
@@ -256,7 +277,6 @@ class Room:
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s)
-        latency = self.spec.latency.tool_s
         return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), latency_s=latency)
 
     def _run_tool(self, canonical: str, arguments: dict) -> tuple[str, str | None]:
@@ -278,10 +298,10 @@ class Room:
             error = error.replace(field_name, shown)
         return error.replace(canonical, self.harness.tool_name(canonical))
 
-    def _reply_turn(self, action: Action) -> Turn:
+    def _reply_turn(self, action: Action, latency: float) -> Turn:
         text = action.text
         target = self._target(text)
-        ctx = self._context(text, target)
+        ctx = self._context(text, target, latency)
         hooks = self._hooks(ctx)
         blocking = [h for h in hooks if h[0].action != "warn"]
         retry = bool(blocking) and blocking[0][0].action == "block_retry" and not self._retry
@@ -303,8 +323,6 @@ class Room:
             style = self.market.style
             said_slogan = bool(style.slogan) and normalize(style.slogan) in ctx.analysis.norm
             self.replies_since_slogan = 0 if said_slogan else self.replies_since_slogan + 1
-        lat = self.spec.latency
-        latency = lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000)
         return Turn("reply", reward, [], delivered, ctx.hooks, answered=target.viewer.name if target else None,
                     latency_s=latency, reply=text)
 
@@ -334,7 +352,7 @@ class Room:
     def _facts(self, m: ChatMessage):
         return required_facts(m.intent, m.product, self.market, self.words, m.order) if m.is_fact_question else ()
 
-    def _context(self, text: str, target: ChatMessage | None) -> TurnContext:
+    def _context(self, text: str, target: ChatMessage | None, latency: float) -> TurnContext:
         q = None
         if target is not None:
             q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
@@ -343,7 +361,7 @@ class Room:
         return TurnContext(
             "reply", text, self.market, self.harness, self.words, q, pending, tuple(self.recent_replies),
             since_feature_s=self.clock - self.featured_at, replies_since_slogan=self.replies_since_slogan,
-            latency_budget_s=self.spec.latency.budget_s,
+            latency_budget_s=self.spec.latency.budget_s, turn_latency_s=latency,
         )
 
     def _hooks(self, ctx: TurnContext) -> list[tuple]:

@@ -59,6 +59,7 @@ class RewardCase(Frozen):
     replies_since_slogan: int = 0
     outcome: dict[str, float] = {}
     constraints: dict[str, Any] = {}
+    turn_latency_s: pydantic.NonNegativeFloat = 0.0
     expected: dict[str, float] = {}
     tags: tuple[str, ...] = ()
     note: str = ""
@@ -108,5 +109,5 @@ def build_context(case: RewardCase, where: str = "case") -> TurnContext:
     return TurnContext(
         case.kind, case.reply, market, harness, world.phrasebook.fact_words, q, pending, case.recent_replies,
         case.tool_calls, case.tool_errors, case.hooks, case.since_feature_s, case.replies_since_slogan,
-        Outcome(**case.outcome), world.spec.latency.budget_s,
+        Outcome(**case.outcome), world.spec.latency.budget_s, case.turn_latency_s,
     )

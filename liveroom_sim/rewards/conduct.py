@@ -21,7 +21,8 @@ def engagement(ctx) -> Score:
     the asker (0.15), timeliness (0.15 times exp(-wait / (4 x latency budget))), the
     asker's satisfaction change and purchases it brought (up to +-0.15). Loses: answering
     nothing while questions wait (-0.25), repeating an earlier reply (-0.5), going over
-    the length limit (-0.3), an empty reply while questions wait (-0.5). A blocked reply
+    the length limit (-0.3), taking longer than the latency budget (-0.15), an empty
+    reply while questions wait (-0.5). A blocked reply
     reached nobody: 0. Tool turns: 0.
     """
     if ctx.kind != "reply" or any(h.endswith(":block") or h.endswith(":block_retry") for h in ctx.hooks):
@@ -58,6 +59,9 @@ def engagement(ctx) -> Score:
     if len(ctx.reply.strip()) > ctx.max_chars:
         value -= 0.3
         reasons.append(f"longer than {ctx.max_chars} characters")
+    if ctx.turn_latency_s > ctx.latency_budget_s:
+        value -= 0.15
+        reasons.append(f"took {ctx.turn_latency_s:.1f}s, over the {ctx.latency_budget_s:g}s latency budget")
     return Score(_clamp(value), tuple(reasons))
 
 

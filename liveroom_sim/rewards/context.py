@@ -53,6 +53,8 @@ class TurnContext:
         hooks: Hooks that fired on this reply, as ``type:action``.
         since_feature_s: Seconds since the featured product last changed.
         replies_since_slogan: Replies since the slogan in force was last said.
+        turn_latency_s: How long the reply took to reach the room (generating and
+            speaking), against ``latency_budget_s``.
     """
 
     kind: Literal["reply", "tool"]
@@ -70,6 +72,7 @@ class TurnContext:
     replies_since_slogan: int = 0
     outcome: Outcome = field(default_factory=Outcome)
     latency_budget_s: float = 8.114
+    turn_latency_s: float = 0.0
 
     @cached_property
     def analysis(self):

@@ -38,7 +38,10 @@ def register_spec(path: str | Path, env_id: str | None = None) -> str:
 
     world = load_spec(path)
     env_id = env_id or world.spec.id
-    gym.register(id=env_id, entry_point=_ENTRY_POINT, kwargs={"spec": str(Path(path).resolve())})
+    kwargs = {"spec": str(Path(path).resolve())}
+    known = gym.registry.get(env_id)
+    if known is None or known.kwargs != kwargs or known.entry_point != _ENTRY_POINT:
+        gym.register(id=env_id, entry_point=_ENTRY_POINT, kwargs=kwargs)
     return env_id
 
 

@@ -88,7 +88,7 @@ class Crowd:
         if not v.present:
             return None
         self._schedule(index, at)
-        msg = self.writer.write(v, at, len(self.chat), market, self.rng)
+        msg = self.writer.write(v, at, len(self.chat), market, self.rng, [m.text for m in self.chat[-5:]])
         self._post(msg)
         return msg
 

@@ -112,7 +112,7 @@ class Room:
                 self.augmented = True
         self.reward_model = reward_model or RewardModel(spec.reward)
         self.words = world.phrasebook.fact_words
-        writer = ChatWriter(world.phrasebook, spec.language, spec.room.host_name)
+        writer = ChatWriter(world.phrasebook, spec.language, spec.room.host_name, _phraser(spec))
         self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng)
         self.clock = 0.0
         self.steps = 0
@@ -468,6 +468,10 @@ class Room:
         self._harness_version += 1
 
     # -------------------------------------------------------------------- reporting
+    def _phraser_metrics(self) -> dict:
+        p = self.crowd.writer.phraser
+        return {} if p is None else {"llm_viewer_calls": p.calls, "llm_viewer_failures": p.failures}
+
     def metrics(self) -> dict:
         s = self.crowd.stats
         present = self.crowd.present
@@ -489,9 +493,21 @@ class Room:
             "gmv": s.gmv,
             "conversion": round(s.buyers / s.arrived, 4) if s.arrived else 0.0,
             "avg_dwell_s": round((s.dwell_total + stayed) / s.arrived, 2) if s.arrived else 0.0,
+            **self._phraser_metrics(),
             "latency_s": round(self._last_latency, 3),
             "mean_latency_s": round(self.latency_total / self.steps, 3) if self.steps else 0.0,
         }
+
+
+def _phraser(spec):
+    llm = spec.viewers.llm
+    if llm is None:
+        return None
+    from liveroom_sim.llm import Endpoint
+    from liveroom_sim.llm_viewers import ViewerPhraser
+
+    endpoint = Endpoint(llm.model, llm.base_url, timeout_s=llm.timeout_s, max_retries=llm.max_retries)
+    return ViewerPhraser(endpoint, spec.language, llm.personas)
 
 
 def _describe(record: dict) -> str:

@@ -3,7 +3,8 @@
 A spec names its catalog, phrasebook, rules, campaign, harness and persona mix (paths
 relative to the spec file), and sets the stream's length, the viewers' numbers, the
 latency model, the reward weights and harness augmentation. ``extends: Other-v0.yaml``
-starts from another spec beside it and overrides what the file sets. :func:`load_spec` validates all of it into one
+starts from another spec (its file paths stay relative to it) and overrides what the
+file sets. :func:`load_spec` validates all of it into one
 frozen :class:`World`.
 """
 
@@ -43,14 +44,26 @@ class StreamConfig(Frozen):
     history_turns: pydantic.PositiveInt = 6
 
 
+class LLMViewerConfig(Frozen):
+    """Viewers whose messages an LLM phrases (see :mod:`liveroom_sim.llm_viewers`)."""
+
+    model: str
+    base_url: str | None = None
+    personas: tuple[str, ...] = ()
+    timeout_s: pydantic.PositiveFloat = 10.0
+    max_retries: pydantic.NonNegativeInt = 1
+
+
 class ViewerConfig(Frozen):
-    """How many viewers: present at the start, arriving per minute, at most present."""
+    """How many viewers: present at the start, arriving per minute, at most present;
+    the persona mix; optionally LLM-phrased messages."""
 
     initial: pydantic.NonNegativeInt = 6
     arrivals_per_min: pydantic.NonNegativeFloat = 6.0
     max_present: pydantic.PositiveInt = 40
     mix: dict[str, pydantic.PositiveFloat] = pydantic.Field(min_length=1)
     persona_dirs: tuple[str, ...] = ()
+    llm: LLMViewerConfig | None = None
 
 
 class LatencyConfig(Frozen):
@@ -186,8 +199,23 @@ def _read_with_base(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     if base in seen or base == path:
         raise SpecError(path, [f"field 'extends': {base_name!r} extends itself"])
     if not base.exists():
-        raise SpecError(path, [f"field 'extends': no spec file {base_name!r} beside this one"])
-    return _merge(_read_with_base(base, (*seen, path)), data)
+        raise SpecError(path, [f"field 'extends': no spec file {base_name!r} (paths are relative to this file)"])
+    return _merge(_absolute_paths(_read_with_base(base, (*seen, path)), base.parent), data)
+
+
+_PATH_FIELDS = ("catalog", "phrasebook", "rules", "campaign", "harness")
+
+
+def _absolute_paths(data: dict, folder: Path) -> dict:
+    """The base spec's file paths made absolute, so they still point at its files."""
+    data = dict(data)
+    for key in _PATH_FIELDS:
+        if isinstance(data.get(key), str):
+            data[key] = str((folder / data[key]).resolve())
+    viewers = data.get("viewers")
+    if isinstance(viewers, dict) and isinstance(viewers.get("persona_dirs"), list):
+        data["viewers"] = {**viewers, "persona_dirs": [str((folder / d).resolve()) for d in viewers["persona_dirs"]]}
+    return data
 
 
 def _merge(base: dict, over: dict) -> dict:

@@ -82,11 +82,13 @@ class ChatWriter:
         host: The host's name (templates may greet them).
     """
 
-    def __init__(self, phrasebook: Phrasebook, language: str, host: str):
+    def __init__(self, phrasebook: Phrasebook, language: str, host: str, phraser=None):
         self.book, self.language, self.host = phrasebook, language, host
+        self.phraser = phraser
         self._topics: dict[str, _Weighted] = {}
 
-    def write(self, viewer: Viewer, now: float, mid: int, market: Market, rng: np.random.Generator) -> ChatMessage:
+    def write(self, viewer: Viewer, now: float, mid: int, market: Market, rng: np.random.Generator,
+              recent: list[str] = ()) -> ChatMessage:
         """A new message from ``viewer`` at ``now`` (its intent, product, wording, truth)."""
         persona = viewer.persona
         topics = self._topics.get(persona.name)
@@ -115,7 +117,21 @@ class ChatWriter:
             msg.text = self._word(persona, intent, product, msg.order, rng)
         if msg.intent in FACT_INTENTS:
             msg.truth = required_facts(msg.intent, msg.product, market, self.book.fact_words, msg.order)
+        if self.phraser is not None:
+            self._rephrase(msg, persona, product, market, rng, list(recent))
         return msg
+
+    def _rephrase(self, msg: ChatMessage, persona: Persona, product, market: Market, rng, recent) -> None:
+        # The seed is drawn whether or not the call succeeds, so the episode's random
+        # stream does not depend on the endpoint.
+        seed = int(rng.integers(2**31))
+        if not self.phraser.applies(persona.name):
+            return
+        keep = msg.order or next((n for n in product.names if n.lower() in msg.text.lower()), None)
+        featured = market.catalog.by_id[market.featured].name
+        text = self.phraser.phrase(persona, msg.text, keep, featured, recent, seed)
+        if text:
+            msg.text = text
 
     def room_message(self, viewer: Viewer, intent: str, about: ChatMessage | None, now: float, mid: int,
                      market: Market, rng: np.random.Generator) -> ChatMessage:

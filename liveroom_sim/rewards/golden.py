@@ -141,9 +141,9 @@ def _case_problems(case: RewardCase, first_line: int | None, catalogs: dict[str,
 
 
 def _model(env: str, models: dict[str, RewardModel]) -> RewardModel:
-    """The reward model of an env spec, built once per suite run."""
+    """The rule-based reward model of an env spec (never its LLM judge: cases are exact)."""
     if env not in models:
-        models[env] = RewardModel(world_for(env).spec.reward)
+        models[env] = RewardModel(world_for(env).spec.reward.model_copy(update={"judge": None}))
     return models[env]
 
 

@@ -1,0 +1,67 @@
+"""Rule-based reward evaluations per second on one core.
+
+About 50 varied turn contexts (both languages, every component, tool turns, long replies)
+are built once from the golden suite; each timed evaluation scores a fresh copy
+(``dataclasses.replace``), so the reply is parsed again every time instead of reusing the
+context's cached ``analysis``. The market's memo of derived values (true prices, stock)
+lives as long as the market does not change; the room clears it on every event and
+purchase, so the headline figure clears it before each evaluation too (``cold``), and the
+figure with the memo kept (``warm``, consecutive turns with no market change) is shown beside it.
+
+Run: ``python benchmarks/bench_rewards.py [--contexts 50] [--evaluations 20000] [--repeats 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+from liveroom_sim.rewards.cases import build_context, world_for
+from liveroom_sim.rewards.golden import load_cases
+from liveroom_sim.rewards.model import RewardModel
+
+GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "rewards.jsonl"
+
+
+def contexts(n: int) -> list[tuple[RewardModel, object]]:
+    """``n`` contexts spread evenly over the golden suite, each with its env's model."""
+    cases = [case for _, case in load_cases(GOLDEN)]
+    step = max(1, len(cases) // n)
+    models = {env: RewardModel(world_for(env).spec.reward) for env in {c.env for c in cases}}
+    return [(models[c.env], build_context(c)) for c in cases[::step][:n]]
+
+
+def rate(pairs, evaluations: int, cold: bool) -> float:
+    """Evaluations per CPU second over ``evaluations`` scorings of fresh context copies."""
+    rounds = max(1, evaluations // len(pairs))
+    t0 = time.process_time()
+    for _ in range(rounds):
+        for model, ctx in pairs:
+            if cold:
+                ctx.market.memo.clear()
+            model.score(dataclasses.replace(ctx))
+    return rounds * len(pairs) / (time.process_time() - t0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--contexts", type=int, default=50)
+    ap.add_argument("--evaluations", type=int, default=20000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    pairs = contexts(args.contexts)
+    rate(pairs, len(pairs), cold=False)  # warm up the regex and phrase caches once
+    out = {"contexts": len(pairs), "evaluations": args.evaluations, "repeats": args.repeats}
+    for label, cold in (("", True), ("_warm_memo", False)):
+        # CPU time of this process; the machine's speed varies, so best and median are shown.
+        rates = sorted(rate(pairs, args.evaluations, cold) for _ in range(args.repeats))
+        out[f"evaluations_per_second{label}"] = round(rates[-1], 1)
+        out[f"evaluations_per_second{label}_median"] = round(rates[len(rates) // 2], 1)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

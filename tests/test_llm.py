@@ -1,0 +1,114 @@
+"""LLM avatars and LLM-phrased viewers against the real local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import gymnasium as gym
+import pytest
+
+import liveroom_sim
+from liveroom_sim.episode import play
+from liveroom_sim.llm import Endpoint
+from liveroom_sim.llm_policy import EndpointError, OpenAIAvatar
+from liveroom_sim.policies import ScriptedAvatar
+from liveroom_sim.testing import FaultPlan, OpenAICompatServer, policy_responder, scripted_responder
+
+TINY = "tests/fixtures/tiny/tiny-v0.yaml"
+
+
+def _tiny(**kwargs):
+    return gym.make(liveroom_sim.register_spec(TINY), **kwargs)
+
+
+def test_openai_avatar_plays_a_whole_episode_with_tool_calls_and_accounting():
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url), temperature=0.0, seed=1, extra_body={"top_k": 5})
+        result = play(_tiny(), avatar, seed=3)
+        first = srv.requests[0]
+    assert (result.terminated or result.truncated) and result.reason is None and result.steps == 60
+    assert result.metrics["tool_errors"] == 0 and result.metrics["questions_answered"] > 0
+    assert first["tools"] and first["messages"][0]["role"] == "system"
+    assert first["temperature"] == 0.0 and first["seed"] == 1 and first["top_k"] == 5
+    acc = result.accounting
+    assert acc["calls"] == result.steps and acc["prompt_tokens"] > acc["completion_tokens"] > 0 and acc["errors"] == 0
+
+
+def test_n_samples_per_request_and_async_calls():
+    with OpenAICompatServer(scripted_responder(["a", "b", "c"])) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url))
+        info = {"messages": [{"role": "user", "content": "hi"}], "tools": []}
+        assert avatar.sample("", info, n=3) == ["a", "b", "c"]
+        assert asyncio.run(avatar.acall("", info)) in {"a", "b", "c"}
+        assert srv.requests[0]["n"] == 3
+    assert avatar.accounting.calls == 2
+
+
+def test_tool_calls_become_the_envs_tool_action():
+    reply = {"content": None, "tool_calls": [{"name": "get_product", "arguments": {"product_id": "sk-a"}}]}
+    with OpenAICompatServer(scripted_responder([reply])) as srv:
+        action = OpenAIAvatar(Endpoint("m", srv.base_url))("", {"messages": [{"role": "user", "content": "x"}], "tools": []})
+    call = json.loads(action)["tool_calls"][0]
+    assert call["function"]["name"] == "get_product" and json.loads(call["function"]["arguments"]) == {"product_id": "sk-a"}
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "503"])
+def test_transient_faults_are_retried_by_the_client(fault):
+    plan = FaultPlan(schedule={0: fault}, retry_after=0.01)
+    with OpenAICompatServer(scripted_responder(["ok"]), faults=plan) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=2))
+        assert avatar("", {"messages": [{"role": "user", "content": "x"}], "tools": []}) == "ok"
+
+
+@pytest.mark.parametrize("fault", ["500", "timeout", "disconnect", "empty_choices", "malformed_json"])
+def test_an_endpoint_that_keeps_failing_truncates_the_episode_with_a_reason(fault, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key-123456")
+    plan = FaultPlan(rates={fault: 1.0}, timeout_seconds=2.0)
+    with OpenAICompatServer(scripted_responder(["hello"]), faults=plan) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=0, timeout_s=0.5))
+        result = play(_tiny(), avatar, seed=0, max_policy_failures=2)
+    assert result.truncated and not result.terminated and result.steps == 0
+    assert result.reason and "policy failed" in result.reason and "sk-secret-key-123456" not in json.dumps(result.as_dict())
+    assert result.accounting == {} or result.accounting.get("errors", 0) >= 0
+
+
+def test_overlong_output_is_cut_and_malformed_tool_calls_are_penalised_not_raised():
+    plan = FaultPlan(schedule={0: "overlong", 1: "bad_tool_call"}, overlong_chars=50_000)
+    with OpenAICompatServer(scripted_responder(["fine"]), faults=plan) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url), max_output_chars=2000)
+        env = _tiny().unwrapped
+        obs, info = env.reset(seed=0)
+        long_action = avatar(obs, info)
+        assert len(long_action) <= 2000
+        env.step(long_action)
+        bad = avatar(obs, info)
+        _, reward, *_, info = env.step(bad)
+    assert info["reward_breakdown"]["harness"] < 0 and info["turn"]["tool_errors"]
+
+
+def test_llm_viewers_phrase_messages_and_fall_back_to_templates_on_failure(tmp_path):
+    def rephrase(request, index):
+        draft = request["messages"][-1]["content"].splitlines()[-1]
+        return "yo " + draft
+    spec = tmp_path / "llmview-v0.yaml"
+    base = (liveroom_sim.paths.ENVS_DIR / "LiveRoom-v0.yaml").resolve()
+    with OpenAICompatServer(rephrase) as srv:
+        spec.write_text(f"extends: {base}\nid: LLMView-v0\nviewers:\n  llm: {{model: m, base_url: '{srv.base_url}'}}\n")
+        env = gym.make(liveroom_sim.register_spec(spec)).unwrapped
+        obs, info = env.reset(seed=0)
+        for _ in range(20):
+            obs, *_, info = env.step("@nobody hi")
+        seeds = [r["seed"] for r in srv.requests]
+    chat = [m.text for m in env.room.crowd.chat if m.intent not in ("complaint", "follow_up")]
+    assert chat and all(t.startswith("yo ") for t in chat)
+    assert info["metrics"]["llm_viewer_calls"] >= len(chat) and info["metrics"]["llm_viewer_failures"] == 0
+    assert len(set(seeds)) == len(seeds)  # each request seeded
+    with OpenAICompatServer(rephrase, faults=FaultPlan(rates={"500": 1.0})) as srv:
+        spec.write_text(f"extends: {base}\nid: LLMView-v0\nviewers:\n  llm: {{model: m, base_url: '{srv.base_url}', max_retries: 0}}\n")
+        env = gym.make(liveroom_sim.register_spec(spec)).unwrapped
+        env.reset(seed=0)
+        for _ in range(10):
+            *_, info = env.step("@nobody hi")
+    assert info["metrics"]["llm_viewer_failures"] == info["metrics"]["llm_viewer_calls"] > 0
+    assert not any(m.text.startswith("yo ") for m in env.room.crowd.chat)

@@ -2,7 +2,7 @@
 
 ``liveroom demo`` runs one session and prints its transcript; ``liveroom rewards check``
 and ``liveroom rewards explain`` run reward regression suites; ``liveroom export-sft``
-writes HSA-SFT data.
+writes HSA-SFT data; ``liveroom latency`` measures complete-agent latency.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--json", action="store_true", help="print only one JSON object: the episode summary")
     _llm_options(demo)
     demo.set_defaults(func=_demo)
+    lat = sub.add_parser("latency", help="measure complete-agent turn latency against an endpoint")
+    lat.add_argument("--env", default="LiveRoom-v0")
+    lat.add_argument("--sessions", type=int, default=4)
+    lat.add_argument("--concurrency", type=int, default=4)
+    lat.add_argument("--turns", type=int, default=10, help="complete agent turns per session")
+    lat.add_argument("--json", action="store_true", help="print only one JSON object (times in seconds)")
+    _llm_options(lat)
+    lat.set_defaults(func=_latency)
     sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories as chat-format JSON lines")
     sft.add_argument("--env", default="LiveRoom-v0")
     sft.add_argument("--episodes", type=int, default=10)
@@ -118,6 +126,34 @@ def _demo(args) -> int:
         print(json.dumps(summary, ensure_ascii=False))
     else:
         _print_summary(summary, out)
+    return 0
+
+
+def _latency(args) -> int:
+    import asyncio
+
+    from liveroom_sim.errors import LiveRoomError
+    from liveroom_sim.latency import measure
+
+    try:
+        env_id = _env_id(args.env)
+        avatar = _policy("openai", args)
+    except (LiveRoomError, ValueError) as exc:
+        print(f"liveroom latency: {exc}", file=sys.stderr)
+        return 2
+    report = asyncio.run(measure(env_id, avatar, args.sessions, args.concurrency, args.turns))
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"{report['sessions']} sessions x {args.turns} turns against {report['model']} "
+          f"(concurrency {report['concurrency']}), {report['errors']} errors")
+    for name in ("turn", "call"):
+        r = report[name]
+        if r["count"]:
+            print(f"  per {name:<4}  n={r['count']:<5} p50 {r['p50']:.3f}s  p95 {r['p95']:.3f}s  p99 {r['p99']:.3f}s")
+    if report["over_budget_share"] is not None:
+        print(f"  tokens/s {report['tokens_per_second']}, turns over the {report['budget_s']}s budget: "
+              f"{report['over_budget_share']:.1%}")
     return 0
 
 

@@ -112,3 +112,41 @@ def test_llm_viewers_phrase_messages_and_fall_back_to_templates_on_failure(tmp_p
             *_, info = env.step("@nobody hi")
     assert info["metrics"]["llm_viewer_failures"] == info["metrics"]["llm_viewer_calls"] > 0
     assert not any(m.text.startswith("yo ") for m in env.room.crowd.chat)
+
+
+def _cli(*args, env=None, timeout=120):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "liveroom_sim.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_latency_command_reports_percentiles_per_turn_and_per_call():
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), latency=0.05) as srv:
+        done = _cli("latency", "--base-url", srv.base_url, "--model", "m", "--sessions", "3",
+                    "--concurrency", "3", "--turns", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["turn"]["count"] == 9 and report["call"]["count"] >= 9
+    assert 0.05 <= report["call"]["p50"] <= report["call"]["p95"] <= report["call"]["p99"]
+    assert report["turn"]["p50"] >= 0.1  # a complete turn here is a tool call and a reply
+    assert report["over_budget_share"] == 0.0 and report["tokens_per_second"] > 0
+
+
+def test_demo_with_an_openai_policy_honours_the_standard_variables():
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        done = _cli("demo", "--env", TINY, "--policy", "openai", "--model", "m", "--json",
+                    env={"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "sk-test-abcdef"})
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["accounting"]["calls"] == summary["steps"] and summary["returns"]["factuality"] > 0
+    assert "sk-test-abcdef" not in done.stdout + done.stderr
+
+
+def test_demo_against_a_dead_endpoint_ends_the_episode_with_a_reason():
+    done = _cli("demo", "--env", TINY, "--policy", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["truncated"] and "policy failed" in summary["truncated_reason"]

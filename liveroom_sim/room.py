@@ -25,6 +25,7 @@ from liveroom_sim.market import Market
 from liveroom_sim.personas import FACT_INTENTS
 from liveroom_sim.rewards.analysis import Analysis
 from liveroom_sim.rewards.components import _said
+from liveroom_sim.rewards.conduct import says_slogan
 from liveroom_sim.rewards.context import Outcome, Question, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
 from liveroom_sim.spec import COMPONENTS, World
@@ -321,7 +322,7 @@ class Room:
             self.replies += 1
             self.recent_replies.append(text)
             style = self.market.style
-            said_slogan = bool(style.slogan) and normalize(style.slogan) in ctx.analysis.norm
+            said_slogan = bool(style.slogan) and says_slogan(ctx.analysis.norm, style.slogan)
             self.replies_since_slogan = 0 if said_slogan else self.replies_since_slogan + 1
         return Turn("reply", reward, [], delivered, ctx.hooks, answered=target.viewer.name if target else None,
                     latency_s=latency, reply=text)

@@ -71,11 +71,21 @@ class RuleSet(Frozen):
     refusal_markers: tuple[str, ...] = ()
 
     def plus(self, other: "RuleSet") -> "RuleSet":
-        """Return these rules with ``other``'s added (a mid-stream rule update)."""
+        """Return these rules with ``other``'s added (a mid-stream rule update).
+
+        A rule restated by the update replaces the old one (same phrase, claim name, or
+        disclosure target), so restating a rule never makes it cost twice.
+        """
         return RuleSet(
-            banned=self.banned + other.banned,
-            claims=self.claims + other.claims,
-            disclosures=self.disclosures + other.disclosures,
-            disparaging=self.disparaging + other.disparaging,
-            refusal_markers=self.refusal_markers + other.refusal_markers,
+            banned=_union(self.banned, other.banned, lambda r: r.phrase),
+            claims=_union(self.claims, other.claims, lambda r: r.name),
+            disclosures=_union(self.disclosures, other.disclosures, lambda r: r.when),
+            disparaging=tuple(dict.fromkeys(self.disparaging + other.disparaging)),
+            refusal_markers=tuple(dict.fromkeys(self.refusal_markers + other.refusal_markers)),
         )
+
+
+def _union(old: tuple, new: tuple, key) -> tuple:
+    merged = {key(r): r for r in old}
+    merged.update((key(r), r) for r in new)
+    return tuple(merged.values())

@@ -61,16 +61,16 @@ class Quantity:
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|rmb\s?)?\s?" + _NUMBER +
-    r"\s?(?P<post>%|percent|折|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
+    r"[\s-]?(?P<post>%|percent|折|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
     r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
     re.IGNORECASE,
 )
 _HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
-          "month": 720, "个月": 720, "月": 720, "year": 8760, "年": 8760}
+          "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
 _MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
-_HALF_PRICE = re.compile(r"half[- ]price|半价|五折|5折")
+_HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 
 
@@ -129,7 +129,10 @@ def _classify(pre: str, post: str, value: float, text: str, start: int) -> tuple
 
 def normalize(text: str) -> str:
     """Lower-case, collapse whitespace and unify full-width punctuation, for matching."""
-    return " ".join(text.lower().replace("，", ",").replace("：", ":").split())
+    return " ".join(text.lower().translate(_UNIFY).split())
+
+
+_UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})
 
 
 _LATIN = re.compile(r"[a-z0-9]")

@@ -71,6 +71,15 @@ def _gist(norm: str, mention_format: str) -> str:
     return "".join(mention_pattern(mention_format).sub("", norm).split())
 
 
+def says_slogan(norm: str, slogan: str) -> bool:
+    """Whether the slogan is said, punctuation and spacing aside."""
+    return _bare(normalize(slogan)) in _bare(norm)
+
+
+def _bare(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
 def strategy(ctx) -> Score:
     """Does the reply carry out the campaign directives in force?
 
@@ -94,7 +103,7 @@ def strategy(ctx) -> Score:
             said = any(c in ctx.reply for c in codes) or any(contains(a.norm, w) for w in ctx.words.get("flash_sale", ()))
             checks.append(("announce the active promotion", said))
     if m.style.slogan and ctx.replies_since_slogan >= 4:
-        checks.append(("say the slogan", contains(a.norm, m.style.slogan)))
+        checks.append(("say the slogan", says_slogan(a.norm, m.style.slogan)))
     penalty = sum(1.0 for t in m.style.avoid_topics if contains(a.norm, t))
     reasons = tuple(f"{'did' if ok else 'did not'} {what}" for what, ok in checks)
     if penalty:

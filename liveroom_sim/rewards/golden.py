@@ -166,9 +166,9 @@ def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance
         bd = _model(case.env, models).score(build_context(case))
         got = bd.as_dict()
         diffs = tuple(
-            ComponentDiff(k, want, got[k], _reasons(k, bd))
+            ComponentDiff(k, want, got.get(k, math.nan), _reasons(k, bd))
             for k, want in case.expected.items()
-            if not (math.isfinite(got[k]) and abs(got[k] - want) <= tolerance)
+            if not abs(got.get(k, math.nan) - want) <= tolerance  # NaN never matches
         )
         if diffs:
             failures.append(CaseFailure(case.id, line, diffs))
@@ -176,9 +176,9 @@ def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance
 
 
 def _reasons(name: str, bd: RewardBreakdown) -> tuple[str, ...]:
-    if name != "total":
-        return bd.scores[name].reasons
-    return ("capped by the compliance gate",) if bd.gated else ()
+    if name == "total":
+        return ("capped by the compliance gate",) if bd.gated else ()
+    return bd.scores[name].reasons if name in bd.scores else ("not a reward component",)
 
 
 def explain_case(case: RewardCase) -> str:

@@ -16,6 +16,7 @@ _EXPORTS = {
     "RESPONDERS": "liveroom_sim.testing.openai_server",
     "FaultPlan": "liveroom_sim.testing.faults",
     "FAULT_KINDS": "liveroom_sim.testing.faults",
+    "assert_reward_cases": "liveroom_sim.rewards.golden",
 }
 
 __all__ = sorted(_EXPORTS)

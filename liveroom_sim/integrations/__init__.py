@@ -1,0 +1,22 @@
+"""Adapters that let LLM trainers drive LiveRoom.
+
+- :mod:`liveroom_sim.integrations.trl`: an environment for TRL's
+  ``GRPOTrainer(environment_factory=...)``, reward functions and a prompt dataset.
+- :mod:`liveroom_sim.integrations.verl`: ``LiveRoomInteraction``, a veRL multi-turn
+  interaction.
+
+Neither imports its trainer (nor torch or ray): the trainers import them. Submodules load
+on first use, so ``import liveroom_sim.integrations`` costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["trl", "verl"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

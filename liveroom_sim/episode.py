@@ -4,6 +4,8 @@ Used by the command line and the rollout runners. A policy whose endpoint fails 
 its client's retries) is asked again for the same turn a few times; if it still fails,
 the episode ends as truncated with the reason recorded, and nothing played so far is
 lost. Measured policy time can drive the room's clock (``latency.use_measured``).
+:func:`aplay` is the same for asyncio, awaiting policies that have ``acall`` (LLM
+avatars), so many episodes can be in flight in one process.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class EpisodeResult:
     accounting: dict[str, Any] = field(default_factory=dict)
     messages: list[dict] = field(default_factory=list)
     turn_rewards: list[dict] = field(default_factory=list)
+    decisions: list = field(default_factory=list)
 
     @property
     def total(self) -> float:
@@ -40,6 +43,54 @@ class EpisodeResult:
         return {"seed": self.seed, "return": self.total, "returns": self.returns, "metrics": self.metrics,
                 "steps": self.steps, "terminated": self.terminated, "truncated": self.truncated,
                 "reason": self.reason, "accounting": self.accounting}
+
+
+class _Run:
+    """The bookkeeping of one episode, shared by :func:`play` and :func:`aplay`."""
+
+    def __init__(self, env, policy, seed, max_policy_failures, record, on_step, options):
+        self.env, self.room_env, self.policy, self.seed = env, env.unwrapped, policy, seed
+        self.max_failures, self.record, self.on_step = max_policy_failures, record, on_step
+        self.room_env.record_transcript = record
+        self.obs, self.info = env.reset(seed=seed, options=options)
+        if hasattr(policy, "begin_episode"):
+            policy.begin_episode(seed)
+        self.turn_rewards: list[dict] = []
+        self.failures, self.reason = 0, None
+        self.terminated = self.truncated = False
+        self.started = 0.0
+
+    def failed(self, exc: LiveRoomError) -> bool:
+        """Count a policy failure; True when the episode must stop."""
+        self.failures += 1
+        if self.failures >= self.max_failures:
+            self.reason = redact(f"policy failed {self.failures} times in a row: {exc}")
+            self.truncated = True
+            return True
+        return False
+
+    def act(self, action: str) -> bool:
+        """Step the env with ``action``; True when the episode is over."""
+        self.failures = 0
+        self.room_env.measured_latency_s = time.perf_counter() - self.started
+        accounting = getattr(self.policy, "accounting", None)
+        if accounting is not None:  # the policy's LLM usage, for info and summaries
+            self.room_env.room.accounting.update(accounting.as_dict())
+        self.obs, _, self.terminated, self.truncated, self.info = self.env.step(action)
+        if self.record:
+            self.turn_rewards.append({"kind": self.info["turn"]["kind"], **self.info["reward_breakdown"]})
+        if self.on_step is not None:
+            self.on_step(self.info)
+        return self.terminated or self.truncated
+
+    def result(self) -> EpisodeResult:
+        room = self.room_env.room
+        return EpisodeResult(
+            seed=self.seed, returns=dict(room.returns), metrics=room.metrics(), steps=room.steps,
+            terminated=self.terminated, truncated=self.truncated, reason=self.reason,
+            accounting=dict(room.accounting), messages=room.transcript() if self.record else [],
+            turn_rewards=self.turn_rewards, decisions=list(getattr(self.policy, "decisions", ())),
+        )
 
 
 def play(env, policy: Callable[[str, dict], str], seed: int, *, max_policy_failures: int = 3,
@@ -53,43 +104,33 @@ def play(env, policy: Callable[[str, dict], str], seed: int, *, max_policy_failu
             and the per-turn reward breakdowns in the result.
         on_step: Called with each step's ``info`` (for transcripts and progress).
     """
-    room_env = env.unwrapped
-    room_env.record_transcript = record
-    obs, info = env.reset(seed=seed, options=options)
-    turn_rewards: list[dict] = []
-    failures, reason = 0, None
-    terminated = truncated = False
+    run = _Run(env, policy, seed, max_policy_failures, record, on_step, options)
     while True:
-        started = time.perf_counter()
+        run.started = time.perf_counter()
         try:
-            action = policy(obs, info)
+            action = policy(run.obs, run.info)
         except LiveRoomError as exc:
-            failures += 1
-            if failures >= max_policy_failures:
-                reason = redact(f"policy failed {failures} times in a row: {exc}")
-                truncated = True
+            if run.failed(exc):
                 break
             continue
-        failures = 0
-        room_env.measured_latency_s = time.perf_counter() - started
-        _account(room_env, policy)
-        obs, _, terminated, truncated, info = env.step(action)
-        if record:
-            turn_rewards.append({"kind": info["turn"]["kind"], **info["reward_breakdown"]})
-        if on_step is not None:
-            on_step(info)
-        if terminated or truncated:
+        if run.act(action):
             break
-    room = room_env.room
-    return EpisodeResult(
-        seed=seed, returns=dict(room.returns), metrics=room.metrics(), steps=room.steps,
-        terminated=terminated, truncated=truncated, reason=reason, accounting=dict(room.accounting),
-        messages=room.transcript() if record else [], turn_rewards=turn_rewards,
-    )
+    return run.result()
 
 
-def _account(room_env, policy) -> None:
-    """Copy the policy's LLM accounting (if any) into the room, for info and summaries."""
-    accounting = getattr(policy, "accounting", None)
-    if accounting is not None and room_env.room is not None:
-        room_env.room.accounting.update(accounting.as_dict())
+async def aplay(env, policy, seed: int, *, max_policy_failures: int = 3, record: bool = False,
+                on_step: Callable[[dict], None] | None = None, options: dict | None = None) -> EpisodeResult:
+    """:func:`play` for asyncio: awaits ``policy.acall`` when the policy has one."""
+    run = _Run(env, policy, seed, max_policy_failures, record, on_step, options)
+    acall = getattr(policy, "acall", None)
+    while True:
+        run.started = time.perf_counter()
+        try:
+            action = await acall(run.obs, run.info) if acall else policy(run.obs, run.info)
+        except LiveRoomError as exc:
+            if run.failed(exc):
+                break
+            continue
+        if run.act(action):
+            break
+    return run.result()

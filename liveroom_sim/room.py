@@ -24,7 +24,7 @@ from liveroom_sim.harness import Skill
 from liveroom_sim.market import Market
 from liveroom_sim.personas import FACT_INTENTS
 from liveroom_sim.rewards.analysis import Analysis
-from liveroom_sim.rewards.components import _said
+from liveroom_sim.rewards.rulebook import rulebook, said
 from liveroom_sim.rewards.conduct import says_slogan
 from liveroom_sim.rewards.context import Outcome, Question, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
@@ -373,7 +373,9 @@ class Room:
             if hook.type == "max_length":
                 hit = len(ctx.reply.strip()) > ctx.max_chars
             elif hook.type == "banned_phrases":
-                phrase = next((b.phrase for b in self.market.rules.banned if _said(ctx.analysis.norm, b.phrase, b.allow)), None)
+                norm = ctx.analysis.norm
+                phrase = next((rule.phrase for p, allow, rule in rulebook(self.market.rules).banned
+                               if p in norm and said(norm, p, allow)), None)
                 hit, detail["phrase"] = phrase is not None, phrase or ""
             else:
                 hit = ctx.question is not None and not any(

@@ -8,7 +8,7 @@ Numbers are found with their unit and turned into a canonical quantity, so "$99.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 from functools import lru_cache
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -45,8 +45,7 @@ def cn_to_number(text: str) -> float | None:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(NamedTuple):
     """A number found in text with its dimension.
 
     Dimensions: ``money``, ``percent_off``, ``hours`` (any duration), ``count`` (stock),
@@ -72,6 +71,7 @@ _HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week":
 _MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
 _HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
+_UNITS: dict[str, tuple[str, float]] = {}
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -80,20 +80,27 @@ def quantities(text: str) -> list[Quantity]:
     if not _MAY_HOLD_NUMBER.search(text):
         return found
     for m in _QUANTITY.finditer(text):
-        raw = m.group(2)
+        pre, raw, post, jiao = m.groups()
+        digits = raw[0].isdigit()
         value = _to_number(raw)
-        if value is None:
-            continue
-        pre = (m.group("pre") or "").strip().lower()
-        post = (m.group("post") or "").lower()
-        if not raw[0].isdigit() and not post and not pre:
+        if value is None or (not digits and not post and not pre):
             continue  # a lone Chinese character such as 一 ("one", "a") claims nothing
-        if m.group("jiao"):
-            jiao = m.group("jiao")
+        post = post.lower() if post else ""
+        if jiao:
             value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
-        if not raw[0].isdigit() and post == "个":
+        if not digits and post == "个":
             post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
-        found.append(Quantity(*_classify(pre, post, value, text, m.start()), m.span()))
+        if pre and pre.strip():
+            dim, factor = "money", 1.0
+        elif post:
+            dim, factor = _UNITS.get(post) or (("money", 1.0) if post.startswith("块") else ("size", 1.0))
+        elif _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()):
+            dim, factor = "count", 1.0
+        else:
+            dim, factor = "bare", 1.0
+        if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
+            dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
+        found.append(Quantity(dim, value * factor, m.span()))
     for m in _HALF_PRICE.finditer(text):
         found.append(Quantity("percent_off", 50.0, m.span()))
     return found
@@ -108,23 +115,17 @@ def _to_number(raw: str) -> float | None:
     return cn_to_number(raw)
 
 
-def _classify(pre: str, post: str, value: float, text: str, start: int) -> tuple[str, float]:
-    if pre or post in ("元", "dollar", "dollars", "bucks", "usd", "yuan", "rmb") or post.startswith("块"):
-        return "money", value
-    if post in ("%", "percent"):
-        return "percent_off", value
-    if post == "折":
-        return "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
+def _units() -> dict[str, tuple[str, float]]:
+    """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
+    units = {u: ("money", 1.0) for u in ("元", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
     for unit, hours in _HOURS.items():
-        if post == unit or post.rstrip("s") == unit:
-            return "hours", value * hours
-    if post in ("left", "in stock", "pieces", "pcs", "units", "件", "个", "份", "单"):
-        return "count", value
-    if post:
-        return "size", value
-    if _STOCK_PREFIX.search(text[max(0, start - 8):start]):
-        return "count", value
-    return "bare", value
+        units[unit] = units[unit + "s"] = ("hours", float(hours))
+    units.update({u: ("count", 1.0) for u in ("left", "in stock", "pieces", "pcs", "units", "件", "个", "份", "单")})
+    return units
+
+
+_UNITS.update(_units())
 
 
 def normalize(text: str) -> str:

@@ -6,16 +6,14 @@ Every component's value lies in [-1, 1] and is finite for any reply text.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from liveroom_sim.rewards.analysis import refusal_spans
+from liveroom_sim.rewards.rulebook import rulebook, said
 from liveroom_sim.rules import SEVERITY_COST
-from liveroom_sim.text import contains, normalize_phrase, phrase_pattern
+from liveroom_sim.text import contains
 
 
-@dataclass(frozen=True, slots=True)
-class Score:
+class Score(NamedTuple):
     """A component's value and the reasons for it, readable by people."""
 
     value: float
@@ -23,7 +21,8 @@ class Score:
 
 
 def _clamp(x: float) -> float:
-    return float(max(-1.0, min(1.0, x))) if math.isfinite(x) else -1.0
+    # Components compute from counts and bounded terms, so x is always finite.
+    return -1.0 if x < -1.0 else (1.0 if x > 1.0 else float(x))
 
 
 def factuality(ctx) -> Score:
@@ -70,39 +69,40 @@ def compliance(ctx) -> Score:
     if ctx.kind != "reply":
         return Score(0.0)
     a = ctx.analysis
-    rules = ctx.market.rules
+    book = rulebook(ctx.market.rules)
     spoken = a.norm
-    for sentence in refusal_spans(a.norm, ctx.market):
-        spoken = spoken.replace(sentence, " ")
+    for clause in a.refusal_clauses:
+        spoken = spoken.replace(clause, " ")
     cost, reasons = 0.0, []
-    for rule in rules.banned:
-        if normalize_phrase(rule.phrase) in spoken and _said(spoken, rule.phrase, rule.allow):
+    for phrase, allow, rule in book.banned:
+        if phrase in spoken and said(spoken, phrase, allow):
             cost += SEVERITY_COST[rule.severity]
             reasons.append(f"banned {rule.category} phrase {rule.phrase!r} ({rule.severity})")
-    cats = _categories(ctx, a.products)
-    for claim in rules.claims:
-        if claim.categories and not cats.intersection(claim.categories):
+    cats = None
+    for patterns, claim in book.claims:
+        hit = next((p for p in patterns if p in spoken and said(spoken, p)), None)
+        if hit is None:
             continue
-        hit = next((p for p in claim.patterns if _said(spoken, p, ())), None)
-        if hit:
+        cats = cats if cats is not None else _categories(ctx, a.products)
+        if not claim.categories or cats.intersection(claim.categories):
             cost += SEVERITY_COST[claim.severity]
             reasons.append(f"{claim.name} claim {hit!r} ({claim.severity})")
-    negative = [w for w in rules.disparaging if contains(spoken, w)]
-    for brand in ctx.market.catalog.competitors:
-        if negative and contains(spoken, brand):
-            cost += SEVERITY_COST["major"]
-            reasons.append(f"disparages competitor {brand!r}")
+    if any(w in spoken and said(spoken, w) for w in book.disparaging):
+        for brand in ctx.market.catalog.competitors:
+            if contains(spoken, brand):
+                cost += SEVERITY_COST["major"]
+                reasons.append(f"disparages competitor {brand!r}")
     duties_met = 0
     q = ctx.question
     # Credit is for the turn's own duties: the product asked about and the featured one
     # (presenting it is a directive); name-dropping another sponsored product earns none.
     subjects = {ctx.market.featured, *((q.product,) if q is not None and q.product else ())}
     talked_about = tuple(dict.fromkeys((*a.products, *((q.product,) if q is not None and q.product else ()))))
-    for d in rules.disclosures:
+    for forms, d in book.disclosures:
         due = [pid for pid in talked_about if _disclosure_due(d.when, ctx, pid)]
         if not due:
             continue
-        if any(contains(a.norm, f) for f in d.forms):
+        if any(f in a.norm and said(a.norm, f) for f in forms):
             if subjects.intersection(due):
                 duties_met += 1
                 reasons.append(f"made the {d.name!r} disclosure")
@@ -120,22 +120,6 @@ def compliance(ctx) -> Score:
     value = (1.0 if duties_met and cost == 0 else 0.0) - cost
     # A severe violation is never offset by anything else the reply did right.
     return Score(_clamp(min(value, -1.0) if severe else value), tuple(reasons) or ("no duty, no violation",))
-
-
-def _said(norm: str, phrase: str, allow: tuple[str, ...]) -> bool:
-    """Whether ``phrase`` occurs in ``norm`` other than inside an allowed innocent word."""
-    if normalize_phrase(phrase) not in norm:
-        return False
-    for m in phrase_pattern(phrase).finditer(norm):
-        start, end = m.span()
-        if not any(_covers(norm, normalize_phrase(w), start, end) for w in allow):
-            return True
-    return False
-
-
-def _covers(norm: str, word: str, start: int, end: int) -> bool:
-    i = norm.find(word, max(0, end - len(word)))
-    return i != -1 and i <= start
 
 
 def _categories(ctx, products: tuple[str, ...]) -> set[str]:

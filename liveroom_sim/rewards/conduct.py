@@ -53,7 +53,7 @@ def engagement(ctx) -> Score:
             reasons.append(f"{ctx.outcome.purchases} purchase(s)")
     fmt = ctx.harness.constraints.mention_format
     key = _gist(a.norm, fmt)
-    if any(_gist(normalize(r), fmt) == key for r in ctx.recent_replies):
+    if any(_gist(normalize_recent(r), fmt) == key for r in ctx.recent_replies):
         value -= 0.5
         reasons.append("repeats an earlier reply")
     if len(ctx.reply.strip()) > ctx.max_chars:
@@ -63,6 +63,12 @@ def engagement(ctx) -> Score:
         value -= 0.15
         reasons.append(f"took {ctx.turn_latency_s:.1f}s, over the {ctx.latency_budget_s:g}s latency budget")
     return Score(_clamp(value), tuple(reasons))
+
+
+@lru_cache(maxsize=2048)
+def normalize_recent(reply: str) -> str:
+    """:func:`normalize` for the room's recent replies, which recur turn after turn."""
+    return normalize(reply)
 
 
 @lru_cache(maxsize=2048)

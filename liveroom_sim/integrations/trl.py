@@ -1,0 +1,421 @@
+"""LiveRoom for TRL: an ``environment_factory`` environment, reward functions and prompts.
+
+The shapes follow TRL's ``GRPOTrainer`` (TRL 1.x: the ``environment_factory`` contract of
+its docs ``openenv.md`` and trainer source, v1.10 and main):
+
+- ``environment_factory`` is a zero-argument callable returning an environment. The
+  trainer keeps a pool of instances (one per rollout in flight) and calls
+  ``reset(**row)`` with the dataset row before each rollout; a string it returns is
+  appended to the last prompt message, ``None`` adds nothing.
+- Every public method other than ``reset`` and ``get_reward`` becomes a tool; its schema
+  comes from the type hints and the Google-style docstring. An exception raised by a tool
+  is fed back to the model as the tool's answer.
+- A reward function is called as ``f(prompts=..., completions=..., completion_ids=...,
+  trainer_state=..., **columns)`` (every dataset column but ``prompt``, one entry per
+  completion) plus ``environments=[...]`` when an environment factory is in use, and
+  returns one ``float`` (or ``None``: not applicable) per completion.
+
+Here the tools mirror the harness tools (under their canonical names: the adapter calls
+each under the name and fields the harness uses now), ``reply`` speaks to the room, and
+the environment keeps the episode's reward by component. Nothing heavy is imported:
+gymnasium and the simulator load when an environment is first reset.
+
+Example:
+    >>> env = make_environment_factory("LiveRoom-v0", seed=0)()
+    >>> opening = env.reset()            # no dataset prompt: the opening comes back
+    >>> "featured:" in opening
+    True
+    >>> '"price"' in env.get_price_stock("sk-serum-01")
+    True
+    >>> liveroom_reward_total(prompts=[None], completions=[None], environments=[env]) == [env.reward]
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+__all__ = [
+    "LiveRoomToolEnv", "make_environment_factory", "make_dataset", "REWARD_FUNCS", "COMPONENT_REWARD_FUNCS",
+    "liveroom_reward_total", "liveroom_factuality", "liveroom_compliance", "liveroom_engagement",
+    "liveroom_strategy", "liveroom_harness", "TOOL_MODE_NOTE",
+]
+
+DEFAULT_ENV_ID = "LiveRoom-v0"
+
+#: Appended to the opening room update: under TRL a message without a tool call ends the
+#: rollout, so speech to the room goes through the ``reply`` tool.
+TOOL_MODE_NOTE = ("(Speak to the room only by calling the `reply` tool: it returns the next room update. "
+                  "Look facts up with the other tools first. A message without a tool call ends your shift.)")
+
+_ENDED = "[The stream has ended. Stop calling tools.]"
+
+
+def _make_env(env_id: str | None, spec: str | None):
+    """``gym.make`` the env (registering ``spec`` first, for fresh worker processes)."""
+    import gymnasium as gym
+
+    import liveroom_sim
+
+    if spec is not None:
+        env_id = liveroom_sim.register_spec(spec, env_id)
+    env_id = env_id or DEFAULT_ENV_ID
+    return gym.make(env_id), env_id
+
+
+def _after_last_assistant(messages: list[dict]) -> list[dict]:
+    """The messages the room added after the policy's latest action."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i]["role"] == "assistant":
+            return messages[i + 1:]
+    return []
+
+
+class LiveRoomToolEnv:
+    """One LiveRoom episode per rollout, in the shape of TRL's ``environment_factory``.
+
+    Tools are the public methods: the harness tools (``get_product``, ``get_price_stock``,
+    ``get_promotions``, ``get_policy``, ``get_order_status``) and ``reply``. Each runs one
+    env step and returns what the room answered as text; the step's reward goes into
+    :attr:`returns`. TRL fixes tool names by method, so when the harness renames a tool or
+    field (a campaign event, or Harness-State Augmentation) the adapter calls it by its
+    current name: under TRL the model does not learn the renames.
+
+    Attributes:
+        reward: The episode's reward so far (sum of the steps' totals).
+        returns: Component -> sum over the episode's steps (with ``total``).
+        breakdowns: Each step's ``info["reward_breakdown"]``, in order.
+        metrics: The room's latest ``info["metrics"]``.
+        done: Whether the stream has ended (then tools raise ``ValueError``).
+
+    Args:
+        env_id: A registered env id; defaults to the spec's id, or ``LiveRoom-v0``.
+        seed: The seed used when the dataset row has no ``seed`` column.
+        spec: A spec file to register first (its path travels to worker processes).
+    """
+
+    def __init__(self, env_id: str | None = None, seed: int = 0, spec: str | None = None):
+        self.env_id, self.seed, self.spec = env_id, int(seed), spec
+        self._env = None
+        self._env_key: str | None = None
+        self._registered = False
+        self._calls = 0
+        self.reward = 0.0
+        self.returns: dict[str, float] = {}
+        self.breakdowns: list[dict[str, float]] = []
+        self.metrics: dict = {}
+        self.done = True
+
+    def reset(self, **kwargs) -> str | None:
+        """Open a new stream; TRL passes the dataset row (``seed``, ``env_id``, ``prompt``...).
+
+        Returns ``None`` when the row's prompt already holds this stream's opening (rows of
+        :func:`make_dataset`), else the opening as text, to be appended to the prompt.
+        """
+        env = self._env_for(kwargs.get("env_id") or self.env_id)
+        seed = kwargs.get("seed")
+        obs, info = env.reset(seed=self.seed if seed is None else int(seed))
+        self._calls = 0
+        self.returns = dict(info["reward_breakdown"])
+        self.reward = self.returns["total"]
+        self.breakdowns = []
+        self.metrics = info["metrics"]
+        self.done = False
+        prompt = kwargs.get("prompt")
+        if _holds_opening(prompt, info["messages"]):
+            return None
+        text = f"{obs}\n\n{TOOL_MODE_NOTE}"
+        if isinstance(prompt, list):
+            prompt = prompt[-1].get("content") if prompt and isinstance(prompt[-1], dict) else None
+        return f"\n\n{text}" if prompt else text  # TRL joins it to the prompt's text as is
+
+    # ------------------------------------------------------------------ tools
+    def get_product(self, product_id: str) -> str:
+        """Look up a product's details: brand, category attributes and warranty.
+
+        Args:
+            product_id: The product id, as listed in the lineup.
+
+        Returns:
+            The product's details as JSON, or an error.
+        """
+        return self._call_tool("get_product", {"product_id": product_id})
+
+    def get_price_stock(self, product_id: str) -> str:
+        """Get a product's price and stock right now, including any flash sale and coupons.
+
+        Args:
+            product_id: The product id, as listed in the lineup.
+
+        Returns:
+            The price, list price, flash sale, best coupon price and stock as JSON, or an error.
+        """
+        return self._call_tool("get_price_stock", {"product_id": product_id})
+
+    def get_promotions(self) -> str:
+        """List the promotions active now: coupons, flash sales and the featured product.
+
+        Returns:
+            The featured product, coupons and flash sales as JSON.
+        """
+        return self._call_tool("get_promotions", {})
+
+    def get_policy(self, product_id: str) -> str:
+        """Get a product's shipping, returns and warranty terms.
+
+        Args:
+            product_id: The product id, as listed in the lineup.
+
+        Returns:
+            The shipping, returns and warranty terms as JSON, or an error.
+        """
+        return self._call_tool("get_policy", {"product_id": product_id})
+
+    def get_order_status(self, order_id: str) -> str:
+        """Get the status of a viewer's earlier order, for after-sales questions.
+
+        Args:
+            order_id: The order id the viewer gave.
+
+        Returns:
+            The order's status as JSON, or an error.
+        """
+        return self._call_tool("get_order_status", {"order_id": order_id})
+
+    def reply(self, message: str) -> str:
+        """Say a message to the live room: this is the only way viewers hear you.
+
+        Args:
+            message: What to say, addressing the viewer you answer as @name.
+
+        Returns:
+            The next room update: new chat, events and the viewers waiting for an answer.
+        """
+        return self._step(message)
+
+    # --------------------------------------------------------------- internals
+    def _env_for(self, env_id: str | None):
+        if self.spec is not None and not self._registered:
+            # Registered here, not in the factory: TRL may build environments in other processes.
+            import liveroom_sim
+
+            self.env_id, self._registered = liveroom_sim.register_spec(self.spec, self.env_id), True
+        env_id = env_id or self.env_id or DEFAULT_ENV_ID
+        if self._env is None or env_id != self._env_key:
+            import gymnasium as gym
+
+            import liveroom_sim  # noqa: F401  (registers the built-in specs)
+
+            self._close()
+            self._env, self._env_key = gym.make(env_id), env_id
+        return self._env
+
+    def _call_tool(self, canonical: str, arguments: dict[str, Any]) -> str:
+        if self._env is None:
+            raise ValueError("The stream has not started: reset() opens it.")
+        # One place decides a tool's name and fields under the current harness: the harness.
+        view = self._env.unwrapped.room.harness.tools.get(canonical)
+        name = view.name if view is not None else canonical  # not offered now: the room reports it
+        shown = {(view.fields.get(k, k) if view is not None else k): v for k, v in arguments.items()}
+        self._calls += 1
+        call = {"id": f"call_{self._calls}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(shown, ensure_ascii=False)}}
+        return self._step(json.dumps({"content": "", "tool_calls": [call]}, ensure_ascii=False))
+
+    def _step(self, action: str) -> str:
+        if self._env is None:
+            raise ValueError("The stream has not started: reset() opens it.")
+        if self.done:
+            raise ValueError("The stream is over. Stop calling tools.")
+        _, _, terminated, truncated, info = self._env.step(action)
+        breakdown = info["reward_breakdown"]
+        for key, value in breakdown.items():
+            self.returns[key] = self.returns.get(key, 0.0) + value
+        self.reward = self.returns["total"]
+        self.breakdowns.append(dict(breakdown))
+        self.metrics = info["metrics"]
+        self.done = bool(terminated or truncated)
+        text = "\n\n".join(m.get("content") or "" for m in _after_last_assistant(info["messages"]))
+        return f"{text}\n\n{_ENDED}" if self.done else text
+
+    def _close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+        self._env = None
+
+
+def _holds_opening(prompt: Any, opening: list[dict]) -> bool:
+    """Whether a dataset prompt already shows the stream's opening (system and update)."""
+    if not isinstance(prompt, list) or not prompt or not isinstance(prompt[-1], dict):
+        return False
+    last = prompt[-1].get("content")
+    if not isinstance(last, str) or opening[-1]["content"] not in last:
+        return False
+    system = [m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "system"]
+    return not system or system[0] == opening[0]["content"]
+
+
+def make_environment_factory(env_id: str | None = None, seed: int = 0, spec: str | None = None):
+    """A zero-argument, picklable factory for ``GRPOTrainer(environment_factory=...)``.
+
+    Args:
+        env_id: A registered env id (default ``LiveRoom-v0``, or the spec's id).
+        seed: The seed for rows without a ``seed`` column (every such rollout gets the
+            same stream, so a GRPO group is compared on one room).
+        spec: A spec file to register in each process that builds an environment.
+    """
+    return functools.partial(LiveRoomToolEnv, env_id=env_id, seed=seed, spec=spec)
+
+
+def make_dataset(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str | None = None,
+                 tools: bool = True) -> list[dict]:
+    """Prompt rows for TRL: each stream's opening as chat messages, with its seed.
+
+    Wrap them with ``datasets.Dataset.from_list(rows)``. Columns: ``prompt`` (the system
+    prompt and the first room update), ``seed`` (seeds ``seed .. seed+n-1``) and
+    ``env_id``; the environment's ``reset`` and the reward functions read the last two.
+
+    Args:
+        env_id: A registered env id (default ``LiveRoom-v0``, or the spec's id).
+        n: How many rows (streams).
+        seed: The first seed.
+        spec: A spec file to register first.
+        tools: Add :data:`TOOL_MODE_NOTE` to the update (for ``environment_factory``
+            training); ``False`` gives the bare opening, for single-turn reward training.
+    """
+    env, env_id = _make_env(env_id, spec)
+    rows = []
+    for s in range(seed, seed + n):
+        _, info = env.reset(seed=s)
+        messages = [{"role": m["role"], "content": m["content"]} for m in info["messages"]]
+        if tools:
+            messages[-1]["content"] += f"\n\n{TOOL_MODE_NOTE}"
+        rows.append({"prompt": messages, "seed": s, "env_id": env_id})
+    env.close()
+    return rows
+
+
+# ----------------------------------------------------------------- reward functions
+def liveroom_reward_total(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The LiveRoom reward total of each completion (a TRL reward function).
+
+    With ``environments`` (``environment_factory`` training): the episode's return, the
+    sum of its steps' totals. Without: the completion's text scored as the reply to the
+    row's stream: a ``reward_case`` column (a :class:`~liveroom_sim.rewards.cases.RewardCase`
+    as a dict or JSON) is scored with the reward model, else the row's ``seed`` (and
+    ``env_id``) stream is opened and the text is its first action. ``None`` when the row
+    carries neither.
+    """
+    return _rewards("total", completions, environments, kwargs)
+
+
+def liveroom_factuality(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``factuality`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("factuality", completions, environments, kwargs)
+
+
+def liveroom_compliance(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``compliance`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("compliance", completions, environments, kwargs)
+
+
+def liveroom_engagement(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``engagement`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("engagement", completions, environments, kwargs)
+
+
+def liveroom_strategy(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``strategy`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("strategy", completions, environments, kwargs)
+
+
+def liveroom_harness(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``harness`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("harness", completions, environments, kwargs)
+
+
+#: One reward function per reward component (unweighted component values).
+COMPONENT_REWARD_FUNCS = (liveroom_factuality, liveroom_compliance, liveroom_engagement, liveroom_strategy,
+                          liveroom_harness)
+#: The total first, then the components: pass with ``reward_weights=[1, 0, 0, 0, 0, 0]``
+#: to train on the total and log every component.
+REWARD_FUNCS = (liveroom_reward_total, *COMPONENT_REWARD_FUNCS)
+
+
+def _rewards(key: str, completions, environments, columns: dict) -> list[float | None]:
+    if environments is not None:
+        return [_episode_value(env, key) for env in environments]
+    cases, seeds, env_ids = columns.get("reward_case"), columns.get("seed"), columns.get("env_id")
+    out: list[float | None] = []
+    for i, completion in enumerate(completions or ()):
+        text = _completion_text(completion)
+        case = cases[i] if cases is not None else None
+        if case is not None:
+            breakdown = _score_case(_case_json(case), text)
+        elif seeds is not None and seeds[i] is not None:
+            env_id = (env_ids[i] if env_ids is not None else None) or DEFAULT_ENV_ID
+            breakdown = _replay(env_id, int(seeds[i]), text)
+        else:
+            out.append(None)
+            continue
+        out.append(float(breakdown[key]))
+    return out
+
+
+def _case_json(case: Any) -> str:
+    if isinstance(case, str):
+        return case
+    if hasattr(case, "model_dump_json"):
+        return case.model_dump_json()
+    return json.dumps(case, sort_keys=True)
+
+
+def _episode_value(env: Any, key: str) -> float | None:
+    returns = getattr(env, "returns", None)
+    return float(returns.get(key, 0.0)) if isinstance(returns, dict) else None
+
+
+def _completion_text(completion: Any) -> str:
+    """What a completion says: the string, or its last assistant message's text."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        completion = [completion]
+    for message in reversed(completion or ()):
+        if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts
+                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            if isinstance(content, str) and content:
+                return content
+    return ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _score_case(case_json: str, text: str) -> dict[str, float]:
+    """A serialized reward case with ``text`` as its reply, scored by its spec's reward model.
+
+    Cached because every reward function scores the same completions; scoring is pure.
+    """
+    from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
+    from liveroom_sim.rewards.model import RewardModel
+
+    case = RewardCase.model_validate_json(case_json).model_copy(update={"reply": text, "kind": "reply"})
+    world = world_for(case.env)
+    return RewardModel(world.spec.reward).score(build_context(case, where=case.id)).as_dict()
+
+
+@functools.lru_cache(maxsize=4096)
+def _replay(env_id: str, seed: int, text: str) -> dict[str, float]:
+    """The reward of ``text`` as the first action of stream ``seed`` (pure: cached)."""
+    env = _replay_env(env_id)
+    env.reset(seed=seed)
+    return dict(env.step(text)[4]["reward_breakdown"])
+
+
+@functools.lru_cache(maxsize=8)
+def _replay_env(env_id: str):
+    # ``reset(seed)`` rebuilds the whole room, so reusing one env per id changes no result.
+    return _make_env(env_id, None)[0]

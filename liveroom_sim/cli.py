@@ -2,7 +2,8 @@
 
 ``liveroom demo`` runs one session and prints its transcript; ``liveroom rewards check``
 and ``liveroom rewards explain`` run reward regression suites; ``liveroom export-sft``
-writes HSA-SFT data; ``liveroom latency`` measures complete-agent latency.
+writes HSA-SFT data; ``liveroom latency`` measures complete-agent latency;
+``liveroom rollout`` plays GRPO groups on any backend; ``liveroom train`` runs GRPO.
 """
 
 from __future__ import annotations
@@ -32,6 +33,33 @@ def main(argv: list[str] | None = None) -> int:
     lat.add_argument("--json", action="store_true", help="print only one JSON object (times in seconds)")
     _llm_options(lat)
     lat.set_defaults(func=_latency)
+    ro = sub.add_parser("rollout", help="play many episodes in GRPO groups and write JSONL records")
+    ro.add_argument("--env", default="LiveRoom-v0")
+    ro.add_argument("--policy", default="scripted", help="scripted, naive, openai or a checkpoint PATH")
+    ro.add_argument("--episodes", type=int, required=True)
+    ro.add_argument("--group-size", type=int, default=1)
+    ro.add_argument("--seed", type=int, default=0, help="first group's seed (group g uses seed + g)")
+    ro.add_argument("--backend", choices=("serial", "async", "ray"), default="serial")
+    ro.add_argument("--workers", type=int, default=2, help="Ray workers")
+    ro.add_argument("--in-flight", type=int, default=32, help="episodes in flight per worker (async and ray)")
+    ro.add_argument("--ray-address", default=None, help="join a Ray cluster (default: $RAY_ADDRESS, else local)")
+    ro.add_argument("--normalize", choices=("std", "mean", "none"), default="std", help="advantage normalisation")
+    ro.add_argument("--out", required=True)
+    ro.add_argument("--resume", action="store_true", help="skip episodes the output file already holds")
+    ro.add_argument("--no-messages", action="store_true", help="leave trajectories out of the records")
+    _llm_options(ro)
+    ro.set_defaults(func=_rollout)
+    tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints")
+    tr.add_argument("--env", default="LiveRoom-v0")
+    tr.add_argument("--iterations", type=int, default=20)
+    tr.add_argument("--group-size", type=int, default=8)
+    tr.add_argument("--groups", type=int, default=4, help="groups (seeds) per iteration")
+    tr.add_argument("--learning-rate", type=float, default=0.5)
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--backend", choices=("serial", "async", "ray"), default="serial")
+    tr.add_argument("--workers", type=int, default=2)
+    tr.add_argument("--out", required=True, help="output folder")
+    tr.set_defaults(func=_train)
     sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories as chat-format JSON lines")
     sft.add_argument("--env", default="LiveRoom-v0")
     sft.add_argument("--episodes", type=int, default=10)
@@ -126,6 +154,42 @@ def _demo(args) -> int:
         print(json.dumps(summary, ensure_ascii=False))
     else:
         _print_summary(summary, out)
+    return 0
+
+
+def _rollout(args) -> int:
+    from liveroom_sim.errors import LiveRoomError
+    from liveroom_sim.rollout.policy_spec import PolicySpec
+    from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
+
+    try:
+        policy = PolicySpec.parse(args.policy, model=args.model, base_url=args.base_url,
+                                  temperature=args.temperature, max_tokens=args.max_tokens)
+        config = RolloutConfig(
+            env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
+            seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,
+            ray_address=args.ray_address, resume=args.resume, normalize=args.normalize,
+            record_messages=not args.no_messages)
+        report = run_rollouts(config)
+    except (LiveRoomError, ValueError, OSError) as exc:
+        print(f"liveroom rollout: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report))
+    return 0
+
+
+def _train(args) -> int:
+    from liveroom_sim.errors import LiveRoomError
+    from liveroom_sim.train import train
+
+    try:
+        summary = train(args.env, args.out, iterations=args.iterations, group_size=args.group_size,
+                        groups=args.groups, learning_rate=args.learning_rate, seed=args.seed,
+                        backend=args.backend, workers=args.workers)
+    except (LiveRoomError, ValueError, OSError) as exc:
+        print(f"liveroom train: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary))
     return 0
 
 

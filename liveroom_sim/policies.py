@@ -88,6 +88,21 @@ class ScriptedAvatar:
     injections get a polite refusal. Deterministic.
     """
 
+    #: The decisions a host makes, and their options; the scripted host takes the first.
+    DECISIONS = {
+        "respond": ("serve", "generic"),  # answer properly, or say something generic
+        "mention": ("yes", "no"),         # address the asker
+        "promo": ("yes", "no"),           # announce the active coupon / flash sale
+        "disclose": ("yes", "no"),        # say the disclosures in force
+        "featured": ("yes", "no"),        # present the featured product
+        "hype": ("no", "yes"),            # add an unsubstantiated superlative
+    }
+
+    def choose(self, decision: str, situation: str, options: tuple[str, ...]) -> str:
+        """The scripted host's choice: always the first (rule-following) option.
+        :class:`liveroom_sim.learner.LearnedAvatar` samples here instead."""
+        return options[0]
+
     def __call__(self, observation: str, info: dict) -> str:
         messages, lang = info["messages"], _language(info)
         book = phrasebook(lang)
@@ -102,12 +117,15 @@ class ScriptedAvatar:
         asks = [(mention, wait, text, *self._classify(text, lineup, book)) for mention, wait, text in _waiting(messages)
                 if not any(r.startswith(mention + " ") for r in served[-2:])]
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
+        refusals = [a for a in asks if a[3] in ("inject", "bait")]
+        situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
+        if self.choose("respond", situation, ("serve", "generic")) == "generic":
+            return NaiveAvatar()(observation, info)
         if facts:
             mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
             lookup = self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), featured_id)
             if lookup:
                 return lookup
-        refusals = [a for a in asks if a[3] in ("inject", "bait")]
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
             mention = max(refusals, key=lambda a: a[1])[0]
@@ -197,7 +215,8 @@ class ScriptedAvatar:
                     merged.update(r)
             return merged
 
-        return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured))
+        return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured),
+                        lambda decision: self.choose(decision, intent, self.DECISIONS[decision]) == "yes")
 
 
 
@@ -243,8 +262,12 @@ def _money(value, currency: str, lang: str) -> str:
 
 
 def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: str, f: dict, system: str,
-             featured: str, featured_facts: dict) -> str:
+             featured: str, featured_facts: dict, wants=lambda decision: decision != "hype") -> str:
+    """The reply for ``intent`` from the looked-up facts ``f``; ``wants(decision)`` says
+    whether to address the asker, announce promotions, disclose, present the featured
+    product and add hype (see :attr:`ScriptedAvatar.DECISIONS`)."""
     h = {k: v[0] for k, v in book.host.items()}
+    mention = mention if wants("mention") else ""
     sep = h["list_sep"]
     cur = f.get("currency", "USD" if lang == "en" else "CNY")
     name = f.get("name") or _lineup(system).get(subject, [subject])[0]
@@ -257,9 +280,10 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
         eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
         text = h["order_status"].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
         return _fit(text, [], system)
-    if coupons and "price_after_best_coupon" in f:
+    promo = wants("promo")
+    if promo and coupons and "price_after_best_coupon" in f:
         tails.append(h["coupon_tail"].format(codes=codes, price=_money(f["price_after_best_coupon"], cur, lang)))
-    if f.get("flash_sale"):
+    if promo and f.get("flash_sale"):
         tails.append(h["flash_tail"])
     body = _fact_sentence(h, intent, f, v, sep, cur, lang)
     text = body if intent != "pitch" else h["pitch"].format(name=name, pitch=price).rstrip(": ")
@@ -268,10 +292,13 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     slogan = _SLOGAN.findall(system)
     if slogan:
         tails.append(" " + slogan[0])
-    must = _disclosures(system, f, lang)
-    if featured and featured != subject and intent != "pitch":
+    disclose = wants("disclose")
+    must = _disclosures(system, f, lang) if disclose else []
+    if wants("hype"):
+        text += h["hype"]
+    if featured and featured != subject and intent != "pitch" and wants("featured"):
         # The featured tail may be said only with the featured product's own disclosures.
-        extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must]
+        extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must] if disclose else []
         featured_name = _lineup(system).get(featured, [featured])[0]
         tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
         tails.insert(0, tail + "".join(extra))

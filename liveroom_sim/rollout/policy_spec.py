@@ -1,0 +1,66 @@
+"""Serialisable policy specs: what to build on a worker, never a pickled client.
+
+``PolicySpec.parse("scripted" | "naive" | "openai" | PATH)`` names a policy; ``build``
+makes it where the episode runs. API keys are not part of a spec: workers read
+``OPENAI_API_KEY`` from their own environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from liveroom_sim.datafile import Frozen
+
+
+class PolicySpec(Frozen):
+    """A policy by kind: ``scripted``, ``naive``, ``openai`` (model, base_url and
+    sampling options) or ``learned`` (a checkpoint written by ``liveroom train``)."""
+
+    kind: Literal["scripted", "naive", "openai", "learned"]
+    model: str | None = None
+    base_url: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    extra_body: dict[str, Any] | None = None
+    timeout_s: float | None = None
+    max_retries: int | None = None
+    checkpoint: str | None = None
+    parameters: dict | None = None
+
+    @classmethod
+    def parse(cls, text: str, **llm: Any) -> "PolicySpec":
+        """``scripted``, ``naive``, ``openai`` (with ``model=``, ``base_url=``...) or a
+        checkpoint path."""
+        if text in ("scripted", "naive"):
+            return cls(kind=text)
+        if text == "openai":
+            if not llm.get("model"):
+                raise ValueError("an openai policy needs --model")
+            return cls(kind="openai", **{k: v for k, v in llm.items() if v is not None})
+        path = Path(text)
+        if path.is_dir():
+            path = path / "policy.json"
+        if not path.exists():
+            raise ValueError(f"unknown policy {text!r}: expected scripted, naive, openai or a checkpoint path")
+        return cls(kind="learned", checkpoint=str(path.resolve()))
+
+    def build(self, sample_seed: int = 0):
+        """The policy for one episode; ``sample_seed`` makes a group's samples independent."""
+        from liveroom_sim.policies import make_policy
+
+        if self.kind == "learned":
+            from liveroom_sim.learner import LearnedAvatar
+
+            if self.parameters is not None:
+                return LearnedAvatar(self.parameters, sample_seed)
+            return LearnedAvatar.load(self.checkpoint, seed=sample_seed)
+        if self.kind == "openai":
+            options = self.model_dump(exclude={"kind", "checkpoint", "parameters"}, exclude_none=True)
+            return make_policy("openai", seed=sample_seed, **options)
+        return make_policy(self.kind)
+
+    def describe(self) -> dict:
+        """The spec as recorded in rollout files (no parameters, no secrets)."""
+        return self.model_dump(exclude={"parameters"}, exclude_none=True)

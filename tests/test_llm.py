@@ -150,3 +150,36 @@ def test_demo_against_a_dead_endpoint_ends_the_episode_with_a_reason():
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["truncated"] and "policy failed" in summary["truncated_reason"]
+
+
+def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields():
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            seen["auth"] = self.headers.get("Authorization")
+            seen["body"] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        avatar = OpenAIAvatar(Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", api_key="sk-abc123"),
+                              temperature=0.5, extra_body={"top_k": 3})
+        assert avatar("", {"messages": [{"role": "user", "content": "x"}], "tools": []}) == "hi"
+    finally:
+        server.shutdown()
+    assert seen["auth"] == "Bearer sk-abc123"
+    assert seen["body"] == {"model": "m", "messages": [{"role": "user", "content": "x"}], "top_k": 3, "temperature": 0.5}

@@ -146,51 +146,76 @@ def trie_pattern(words: list[str]) -> str:
     return emit(trie)
 
 
-def _truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:
-    """True values per dimension for one product now, and outdated money values."""
-    key = ("truths", pid)
-    if key not in market.memo:
-        market.memo[key] = _compute_truths(pid, market)
-    return market.memo[key]
+def _truth(pid: str, dim: str, market: Market) -> set[float]:
+    """True values of one dimension for one product now (``old_money``: outdated prices).
 
-
-def _compute_truths(pid: str, market: Market) -> tuple[dict[str, set[float]], set[float]]:
-    p = market.catalog.by_id[pid]
+    Static dimensions come from the catalog index; the others are memoised for the
+    market's current version (any change clears them).
+    """
     index = _index(market.catalog)
-    money = {market.prices[pid], market.price(pid), p.list_price, market.price_after_coupons(pid), p.shipping.fee}
-    percent = {round((1 - market.price(pid) / p.list_price) * 100)}
+    if dim == "hours":
+        return index.hours[pid]
+    if dim == "size":
+        return index.numbers[pid]
+    key = ("truth", pid, dim)
+    memo = market.memo
+    if key not in memo:
+        memo[key] = _compute_truth(pid, dim, market, index)
+    return memo[key]
+
+
+def _compute_truth(pid: str, dim: str, market: Market, index: "_CatalogIndex") -> set[float]:
+    if dim == "old_money":
+        return set(market.old_prices[pid])
+    if dim == "count":
+        count = {float(market.stock[pid])}
+        if pid in market.flash and market.flash[pid][1] is not None:
+            count.add(float(market.flash[pid][1]))
+        return count
+    p = market.catalog.by_id[pid]
+    price = market.price(pid)
+    if dim == "percent_off":
+        percent = {round((1 - price / p.list_price) * 100)} | index.percents[pid]
+        percent.update(c.value for c in market.coupons_for(pid) if c.kind == "percent_off")
+        return percent
+    money = {market.prices[pid], price, p.list_price, market.price_after_coupons(pid), p.shipping.fee}
     for c in market.coupons_for(pid):
-        money.add(round(apply_coupon(c, market.price(pid)), 2))
-        (percent if c.kind == "percent_off" else money).add(c.value)
+        money.add(round(apply_coupon(c, price), 2))
+        if c.kind != "percent_off":
+            money.add(c.value)
         if c.threshold:
             money.add(c.threshold)
-    count = {float(market.stock[pid])}
-    if pid in market.flash and market.flash[pid][1] is not None:
-        count.add(float(market.flash[pid][1]))
-    numbers = index.numbers[pid]
-    truths = {"money": money, "percent_off": percent | index.percents[pid], "hours": index.hours[pid],
-              "count": count, "size": numbers}
-    return truths, set(market.old_prices[pid])
+    return money
+
+
+_DIMS = ("money", "percent_off", "hours", "count", "size")
 
 
 def _check_quantities(found: list[Quantity], relevant: tuple[str, ...], market: Market, question) -> list[Claim]:
     if not found:
         return []
-    truths = [_truths(pid, market) for pid in relevant]
+    extra: dict[str, set[float]] = {}
     if question is not None and question.order:
         eta = market.catalog.order(question.order).eta_days
         if eta is not None:  # an order's arrival time is a fact of the order, not a product
-            truths.append(({"hours": {eta * 24.0}, "count": {float(eta)}}, set()))
+            extra = {"hours": {eta * 24.0}, "count": {float(eta)}}
+
+    def truths(dim: str):
+        for pid in relevant:
+            yield _truth(pid, dim, market)
+        if dim in extra:
+            yield extra[dim]
+
     claims = []
     for dim, value, _ in found:
         if dim == "bare":
-            if any(_near(value, vals, 0.011) for t, _ in truths for vals in t.values()):
+            if any(_near(value, vals, 0.011) for d in _DIMS for vals in truths(d)):
                 claims.append(Claim("number", f"{value:g}", "correct"))
             continue  # a number with no unit that matches nothing claims nothing checkable
         tolerance = max(2.0, 0.05 * value) if dim == "count" else (1.0 if dim == "percent_off" else 0.011)
-        if any(_near(value, t.get(dim, ()), tolerance) for t, _ in truths):
+        if any(_near(value, vals, tolerance) for vals in truths(dim)):
             verdict = "correct"
-        elif dim == "money" and any(_near(value, old, 0.011) for _, old in truths):
+        elif dim == "money" and any(_near(value, vals, 0.011) for vals in truths("old_money")):
             verdict = "outdated"
         else:
             verdict = "invented"

@@ -74,12 +74,13 @@ def compliance(ctx) -> Score:
     for clause in a.refusal_clauses:
         spoken = spoken.replace(clause, " ")
     cost, reasons = 0.0, []
-    for phrase, allow, rule in book.banned:
+    suspect = book.suspect is not None and book.suspect.search(spoken) is not None
+    for phrase, allow, rule in book.banned if suspect else ():
         if phrase in spoken and said(spoken, phrase, allow):
             cost += SEVERITY_COST[rule.severity]
             reasons.append(f"banned {rule.category} phrase {rule.phrase!r} ({rule.severity})")
     cats = None
-    for patterns, claim in book.claims:
+    for patterns, claim in book.claims if suspect else ():
         hit = next((p for p in patterns if p in spoken and said(spoken, p)), None)
         if hit is None:
             continue
@@ -87,7 +88,7 @@ def compliance(ctx) -> Score:
         if not claim.categories or cats.intersection(claim.categories):
             cost += SEVERITY_COST[claim.severity]
             reasons.append(f"{claim.name} claim {hit!r} ({claim.severity})")
-    if any(w in spoken and said(spoken, w) for w in book.disparaging):
+    if suspect and any(w in spoken and said(spoken, w) for w in book.disparaging):
         for brand in ctx.market.catalog.competitors:
             if contains(spoken, brand):
                 cost += SEVERITY_COST["major"]
@@ -96,14 +97,15 @@ def compliance(ctx) -> Score:
     q = ctx.question
     # Credit is for the turn's own duties: the product asked about and the featured one
     # (presenting it is a directive); name-dropping another sponsored product earns none.
-    subjects = {ctx.market.featured, *((q.product,) if q is not None and q.product else ())}
-    talked_about = tuple(dict.fromkeys((*a.products, *((q.product,) if q is not None and q.product else ()))))
+    asked = q.product if q is not None and q.product else None
+    talked_about = (*a.products, asked) if asked and asked not in a.products else a.products
+    tags = _product_tags(ctx.market.catalog)
     for forms, d in book.disclosures:
-        due = [pid for pid in talked_about if _disclosure_due(d.when, ctx, pid)]
+        due = [pid for pid in talked_about if d.when in tags[pid]]
         if not due:
             continue
         if any(f in a.norm and said(a.norm, f) for f in forms):
-            if subjects.intersection(due):
+            if ctx.market.featured in due or asked in due:
                 duties_met += 1
                 reasons.append(f"made the {d.name!r} disclosure")
         else:
@@ -132,7 +134,16 @@ def _categories(ctx, products: tuple[str, ...]) -> set[str]:
     return {by_id[i].category for i in ids}
 
 
-def _disclosure_due(when: str, ctx, pid: str) -> bool:
-    p = ctx.market.catalog.by_id[pid]
-    return (when == "sponsored" and p.sponsored) or (when == "health_food" and getattr(p, "health_food", False)) \
-        or when == p.category
+_TAGS: dict[int, tuple] = {}
+
+
+def _product_tags(catalog) -> dict[str, frozenset[str]]:
+    """What a disclosure's ``when`` can name, per product: its category, ``sponsored``
+    and ``health_food`` (catalogs are frozen, so computed once)."""
+    entry = _TAGS.get(id(catalog))
+    if entry is None or entry[0] is not catalog:
+        tags = {p.id: frozenset({p.category, *(["sponsored"] if p.sponsored else []),
+                                 *(["health_food"] if getattr(p, "health_food", False) else [])})
+                for p in catalog.products}
+        entry = _TAGS[id(catalog)] = (catalog, tags)
+    return entry[1]

@@ -52,8 +52,7 @@ def engagement(ctx) -> Score:
         if ctx.outcome.purchases:
             reasons.append(f"{ctx.outcome.purchases} purchase(s)")
     fmt = ctx.harness.constraints.mention_format
-    key = _gist(a.norm, fmt)
-    if any(_gist(normalize_recent(r), fmt) == key for r in ctx.recent_replies):
+    if ctx.recent_replies and _gist(a.norm, fmt) in {_gist(normalize_recent(r), fmt) for r in ctx.recent_replies}:
         value -= 0.5
         reasons.append("repeats an earlier reply")
     if len(ctx.reply.strip()) > ctx.max_chars:

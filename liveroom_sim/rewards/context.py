@@ -8,12 +8,12 @@ in force (on the market), the current harness, and what happened around the repl
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Literal
 
 from liveroom_sim.facts import Fact
 from liveroom_sim.harness import Harness
 from liveroom_sim.market import Market
+from liveroom_sim.rewards.analysis import analyze
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +38,11 @@ class Outcome:
     purchases: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass
 class TurnContext:
-    """Everything a reward component may read about one turn.
+    """Everything a reward component may read about one turn (read-only by contract:
+    components are pure functions of it; it is not frozen only because building one
+    per turn must be cheap).
 
     Attributes:
         kind: ``reply`` (spoken to the room) or ``tool`` (an internal tool turn).
@@ -74,12 +76,13 @@ class TurnContext:
     latency_budget_s: float = 8.114
     turn_latency_s: float = 0.0
 
-    @cached_property
+    @property
     def analysis(self):
         """The parsed reply (claims, stated facts, mentions), computed once per turn."""
-        from liveroom_sim.rewards.analysis import analyze
-
-        return analyze(self)
+        cached = self.__dict__.get("_analysis")
+        if cached is None:
+            cached = self.__dict__["_analysis"] = analyze(self)
+        return cached
 
     def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
         """This context with the room's reaction and the hooks that fired (analysis kept).
@@ -88,8 +91,8 @@ class TurnContext:
         with their reaction; the reading is the same, so it is carried over.
         """
         new = replace(self, outcome=outcome, hooks=hooks)
-        if "analysis" in self.__dict__:
-            new.__dict__["analysis"] = self.__dict__["analysis"]
+        if "_analysis" in self.__dict__:
+            new.__dict__["_analysis"] = self.__dict__["_analysis"]
         return new
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from liveroom_sim.rewards.components import Score, compliance, factuality
 from liveroom_sim.rewards.conduct import engagement, harness_following, strategy
@@ -18,8 +18,7 @@ COMPONENT_FUNCTIONS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class RewardBreakdown:
+class RewardBreakdown(NamedTuple):
     """One turn's reward: each component's score, and the weighted total."""
 
     scores: dict[str, Score]

@@ -28,6 +28,10 @@ class Rulebook:
         self.disparaging = tuple(normalize_phrase(w) for w in rules.disparaging)
         markers = tuple(normalize_phrase(m) for m in rules.refusal_markers)
         self.refusal = re.compile("|".join(map(re.escape, markers))) if markers else None
+        # One pass that tells whether any banned phrase, claim pattern or disparaging
+        # word can be in a reply at all (most replies hold none).
+        words = [p for p, _, _ in self.banned] + [p for ps, _ in self.claims for p in ps] + list(self.disparaging)
+        self.suspect = re.compile("|".join(map(re.escape, sorted(set(words), key=len, reverse=True)))) if words else None
 
     def refusals(self, norm: str) -> list[str]:
         """The clauses of a normalised reply that refuse something (a polite no)."""

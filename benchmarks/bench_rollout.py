@@ -89,7 +89,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--in-flight", type=int, default=256)
     ap.add_argument("--episodes", type=int, default=512)
-    ap.add_argument("--ray-episodes", type=int, default=24)
+    ap.add_argument("--ray-episodes", type=int, default=48)
     args = ap.parse_args()
     if args.which in ("llm", "both"):
         print(json.dumps({"llm": llm(args.latency, args.in_flight, args.episodes)}), flush=True)

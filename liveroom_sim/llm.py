@@ -8,6 +8,7 @@ or errors that LiveRoom writes.
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass, field
 
 
@@ -29,18 +30,38 @@ class Endpoint:
         return self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
 
     def client(self):
-        """A synchronous ``openai.OpenAI`` client for this endpoint."""
+        """The process's synchronous ``openai.OpenAI`` client for this endpoint (shared:
+        one connection pool however many episodes use it)."""
         import openai
 
-        return openai.OpenAI(base_url=self.resolved_base_url(), api_key=self._key(),
-                             timeout=self.timeout_s, max_retries=self.max_retries)
+        key = (self, self.resolved_base_url(), self._key())
+        if key not in _CLIENTS:
+            _CLIENTS[key] = openai.OpenAI(base_url=key[1], api_key=key[2], timeout=self.timeout_s,
+                                          max_retries=self.max_retries)
+        return _CLIENTS[key]
 
     def async_client(self):
-        """An ``openai.AsyncOpenAI`` client for this endpoint."""
+        """An ``openai.AsyncOpenAI`` client for this endpoint, shared by the episodes of
+        the running event loop (async connection pools belong to one loop)."""
+        import asyncio
+
         import openai
 
-        return openai.AsyncOpenAI(base_url=self.resolved_base_url(), api_key=self._key(),
-                                  timeout=self.timeout_s, max_retries=self.max_retries)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        key = (self, self.resolved_base_url(), self._key(), id(loop))
+        entry = _ASYNC_CLIENTS.get(key)
+        if entry is None or entry[0]() is not loop:
+            client = openai.AsyncOpenAI(base_url=key[1], api_key=key[2], timeout=self.timeout_s,
+                                        max_retries=self.max_retries)
+            entry = _ASYNC_CLIENTS[key] = (weakref.ref(loop) if loop else (lambda: None), client)
+        return entry[1]
+
+
+_CLIENTS: dict[tuple, object] = {}
+_ASYNC_CLIENTS: dict[tuple, tuple] = {}
 
 
 def redact(text: str, endpoint: Endpoint | None = None) -> str:

@@ -84,8 +84,6 @@ class OpenAIAvatar:
                                           "seed": seed, "extra_body": extra_body}.items() if v is not None}
         self.max_output_chars = max_output_chars
         self.accounting = Accounting()
-        self._client = None
-        self._async_client = None
 
     # ------------------------------------------------------------------ calling
     def __call__(self, observation: str, info: dict) -> str:
@@ -93,11 +91,10 @@ class OpenAIAvatar:
 
     def sample(self, observation: str, info: dict, n: int = 1) -> list[str]:
         """``n`` actions from one request (``n`` samples, e.g. for a GRPO group)."""
-        if self._client is None:
-            self._client = self.endpoint.client()
+        client = self.endpoint.client()
         start = time.perf_counter()
         try:
-            response = self._client.post("/chat/completions", body=self._request(info, n), cast_to=_completion_type(),
+            response = client.post("/chat/completions", body=self._request(info, n), cast_to=_completion_type(),
                                          options=_OPTIONS)
         except Exception as exc:  # the client already retried what is retryable
             raise self._failed(exc, start) from None
@@ -105,11 +102,10 @@ class OpenAIAvatar:
 
     async def asample(self, observation: str, info: dict, n: int = 1) -> list[str]:
         """Async :meth:`sample`, for many episodes in flight in one process."""
-        if self._async_client is None:
-            self._async_client = self.endpoint.async_client()
+        client = self.endpoint.async_client()
         start = time.perf_counter()
         try:
-            response = await self._async_client.post("/chat/completions", body=self._request(info, n),
+            response = await client.post("/chat/completions", body=self._request(info, n),
                                                      cast_to=_completion_type(), options=_OPTIONS)
         except Exception as exc:
             raise self._failed(exc, start) from None

@@ -22,7 +22,6 @@ from liveroom_sim.crowd import Crowd
 from liveroom_sim.facts import required_facts
 from liveroom_sim.harness import Skill
 from liveroom_sim.market import Market
-from liveroom_sim.personas import FACT_INTENTS
 from liveroom_sim.rewards.analysis import Analysis
 from liveroom_sim.rewards.rulebook import rulebook, said
 from liveroom_sim.rewards.conduct import says_slogan
@@ -54,20 +53,31 @@ class _Block:
     """One exchange of the chat history: a room update and what followed it."""
 
     messages: list[dict] = field(default_factory=list)
-    _text: str | None = None
+    public: list[dict] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
     record: list[dict] | None = None
+    _text: tuple[int, str] | None = None
 
     def add(self, *messages: dict) -> None:
-        self.messages.extend(messages)
-        self._text = None
+        """Append messages. The room keeps its own copies and their text; the policy
+        is handed separate copies, so nothing a policy does to them reaches the room."""
+        for m in messages:
+            self.messages.append(m)
+            self.texts.append(flatten_message(m))
+            self.public.append(_copy_message(m))
         if self.record is not None:
             self.record.extend(messages)
 
     def text(self) -> str:
-        """The exchange flattened to ``role: content`` blocks (cached until it grows)."""
-        if self._text is None:
-            self._text = "\n\n".join(flatten_message(m) for m in self.messages)
-        return self._text
+        if self._text is None or self._text[0] != len(self.texts):
+            self._text = (len(self.texts), "\n\n".join(self.texts))
+        return self._text[1]
+
+
+def _copy_message(m: dict) -> dict:
+    if "tool_calls" in m:
+        return {**m, "tool_calls": [{**c, "function": {**c["function"]}} for c in m["tool_calls"]]}
+    return {**m}
 
 
 def flatten_message(m: dict) -> str:
@@ -133,6 +143,7 @@ class Room:
         self._seen_chat = 0
         self._tools_for = None
         self._prompt_key = None
+        self._prompts: dict[tuple, str] = {}
         self._prompt_step = None
         self._skills_for = None
         self._harness_version = 0
@@ -144,16 +155,14 @@ class Room:
 
     # ----------------------------------------------------------------- the policy's view
     def messages(self) -> list[dict]:
-        """The OpenAI chat messages an LLM would be sent now (copies: editing them
-        changes nothing in the room)."""
+        """The OpenAI chat messages an LLM would be sent now.
+
+        The message dicts are copies of the room's, made once and shared by the infos of
+        later steps: editing them changes nothing in the room (treat them as read-only).
+        """
         out = [{"role": "system", "content": self._system_prompt()}]
         for block in self._history:
-            for m in block.messages:
-                if "tool_calls" in m:
-                    m = {**m, "tool_calls": [{**c, "function": {**c["function"]}} for c in m["tool_calls"]]}
-                else:
-                    m = {**m}
-                out.append(m)
+            out.extend(block.public)
         return out
 
     def observation(self) -> str:
@@ -186,9 +195,15 @@ class Room:
         key = (id(self.harness), self.market.featured, id(self.market.rules), repr(self.market.style), skills)
         self._prompt_step = (self.crowd.version, self.market.version, self.harness)
         if self._prompt_key != key:
-            room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
-            self._prompt_text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
-            self._prompt_key = key
+            # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
+            text = self._prompts.get(key)
+            if text is None:
+                room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
+                text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
+                if len(self._prompts) > 64:
+                    self._prompts.clear()
+                self._prompts[key] = text
+            self._prompt_text, self._prompt_key = text, key
         return self._prompt_text
 
     def _active_skills(self) -> frozenset[str]:
@@ -487,7 +502,7 @@ class Room:
             "questions_asked": s.questions,
             "questions_answered": s.answered,
             "questions_ignored": s.ignored,
-            "questions_waiting": sum(m.intent in FACT_INTENTS for m in self.crowd.pending),
+            "questions_waiting": sum(m.is_fact_question for m in self.crowd.pending),
             "replies": self.replies,
             "replies_blocked": self.blocked,
             "tool_errors": self.tool_errors,

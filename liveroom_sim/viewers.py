@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,8 +18,7 @@ from liveroom_sim.market import Market
 from liveroom_sim.personas import FACT_INTENTS, Persona
 from liveroom_sim.phrasebook import Phrasebook
 
-#: Intents that wait for an answer (ignoring a fact question costs; the rest may be let go).
-ANSWERABLE = frozenset(FACT_INTENTS) | {"bait", "inject", "greet", "chat"}
+_FACTS = frozenset(FACT_INTENTS)
 
 
 @dataclass(slots=True)
@@ -53,11 +52,10 @@ class ChatMessage:
     deadline: float = 0.0
     answered: bool = False
     followed_up: bool = False
-    reason: str = field(default="")
 
     @property
     def is_fact_question(self) -> bool:
-        return self.intent in FACT_INTENTS
+        return self.intent in _FACTS
 
 
 class _Weighted:
@@ -97,7 +95,7 @@ class ChatWriter:
         intent = topics.draw(rng.random())
         products = market.catalog.products
         product = market.catalog.by_id[market.featured] if rng.random() < 0.6 else products[int(rng.integers(len(products)))]
-        if intent in FACT_INTENTS and intent != "order_status" and not intent_fits(intent, product):
+        if intent in _FACTS and intent != "order_status" and not intent_fits(intent, product):
             intent = "price"
         msg = ChatMessage(mid, viewer, intent, "", now, deadline=now + persona.patience_s)
         if intent in ("bait", "inject"):
@@ -112,10 +110,10 @@ class ChatWriter:
                     msg.order = orders[int(rng.integers(len(orders)))].id
                 else:
                     intent = msg.intent = "shipping"
-            if intent in FACT_INTENTS and intent != "order_status":
+            if intent in _FACTS and intent != "order_status":
                 msg.product = product.id
             msg.text = self._word(persona, intent, product, msg.order, rng)
-        if msg.intent in FACT_INTENTS:
+        if msg.intent in _FACTS:
             msg.truth = required_facts(msg.intent, msg.product, market, self.book.fact_words, msg.order)
         if self.phraser is not None:
             self._rephrase(msg, persona, product, market, rng, list(recent))

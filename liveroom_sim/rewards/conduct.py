@@ -4,6 +4,7 @@ harness-following. Pure functions of a turn context; values in [-1, 1]."""
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 
 from liveroom_sim.rewards.components import Score, _clamp
@@ -82,7 +83,10 @@ def says_slogan(norm: str, slogan: str) -> bool:
 
 
 def _bare(text: str) -> str:
-    return "".join(ch for ch in text if ch.isalnum())
+    return _NOT_ALNUM.sub("", text)
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def strategy(ctx) -> Score:

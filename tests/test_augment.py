@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import liveroom_sim  # noqa: F401
 from liveroom_sim.augment import OPERATORS, AugmentConfig, augment
+from liveroom_sim.episode import play
 from liveroom_sim.errors import SpecError
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.wrappers import HarnessAugmentation
@@ -124,17 +125,8 @@ def test_spec_that_extends_itself_fails_clearly(tmp_path):
 
 
 def _returns(env_id, policy_factory, seeds):
-    env = gym.make(env_id).unwrapped
-    out = []
-    for seed in seeds:
-        policy = policy_factory(env)
-        obs, info = env.reset(seed=seed)
-        while True:
-            obs, _, terminated, truncated, info = env.step(policy(obs, info))
-            if terminated or truncated:
-                break
-        out.append(info["episode"]["return"])
-    return out
+    env = gym.make(env_id)
+    return [play(env, policy_factory(env), seed).total for seed in seeds]
 
 
 class HardCodedAvatar(ScriptedAvatar):

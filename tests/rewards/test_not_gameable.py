@@ -9,6 +9,7 @@ import gymnasium as gym
 import pytest
 
 import liveroom_sim  # noqa: F401
+from liveroom_sim.episode import play
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar, _waiting
 from liveroom_sim.spec import COMPONENTS
 
@@ -16,15 +17,7 @@ SEEDS = range(50)
 
 
 def _returns(env, policy, seeds) -> list[dict]:
-    out = []
-    for seed in seeds:
-        obs, info = env.reset(seed=seed)
-        while True:
-            obs, _, terminated, truncated, info = env.step(policy(obs, info))
-            if terminated or truncated:
-                break
-        out.append(info["episode"]["returns"])
-    return out
+    return [play(env, policy, seed).returns for seed in seeds]
 
 
 @pytest.fixture(scope="module")

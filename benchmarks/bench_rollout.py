@@ -31,13 +31,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def llm(latency: float, in_flight: int, episodes: int) -> dict:
+def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripted-avatar") -> dict:
     from liveroom_sim.rollout.policy_spec import PolicySpec
     from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
 
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "liveroom_sim.testing.openai_server", "--port", str(port),
-                               "--latency", str(latency), "--responder", "scripted-avatar"],
+                               "--latency", str(latency), "--responder", responder],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):
@@ -59,7 +59,7 @@ def llm(latency: float, in_flight: int, episodes: int) -> dict:
         server.wait()
     calls = sum(r["accounting"].get("calls", 0) for r in rows)
     ideal = in_flight / latency
-    return {"latency_s": latency, "in_flight": in_flight, "episodes": report["episodes"], "errors": report["errors"],
+    return {"responder": responder, "latency_s": latency, "in_flight": in_flight, "episodes": report["episodes"], "errors": report["errors"],
             "calls": calls, "wall_s": round(wall, 2), "calls_per_second": round(calls / wall, 1),
             "ideal_calls_per_second": ideal, "share_of_ideal": round(calls / wall / ideal, 3)}
 
@@ -90,9 +90,10 @@ def main() -> None:
     ap.add_argument("--in-flight", type=int, default=256)
     ap.add_argument("--episodes", type=int, default=512)
     ap.add_argument("--ray-episodes", type=int, default=48)
+    ap.add_argument("--responder", default="scripted-avatar", help="the test server's responder (fixed is cheapest)")
     args = ap.parse_args()
     if args.which in ("llm", "both"):
-        print(json.dumps({"llm": llm(args.latency, args.in_flight, args.episodes)}), flush=True)
+        print(json.dumps({"llm": llm(args.latency, args.in_flight, args.episodes, args.responder)}), flush=True)
     if args.which in ("ray", "both"):
         print(json.dumps({"ray": ray_scaling(args.ray_episodes)}), flush=True)
 

@@ -124,7 +124,11 @@ def _scripted_avatar() -> Responder:
     return policy_responder(ScriptedAvatar())
 
 
-RESPONDERS: dict[str, Callable[[], Responder]] = {"echo": lambda: echo_responder, "scripted-avatar": _scripted_avatar}
+RESPONDERS: dict[str, Callable[[], Responder]] = {
+    "echo": lambda: echo_responder,
+    "scripted-avatar": _scripted_avatar,
+    "fixed": lambda: scripted_responder(["Thanks for watching, ask me anything about today's lineup!"]),
+}
 """Responder name (the CLI's `--responder`) -> zero-argument factory."""
 
 

@@ -11,7 +11,7 @@ import pytest
 import liveroom_sim
 from liveroom_sim.episode import play
 from liveroom_sim.llm import Endpoint
-from liveroom_sim.llm_policy import EndpointError, OpenAIAvatar
+from liveroom_sim.llm_policy import OpenAIAvatar
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.testing import FaultPlan, OpenAICompatServer, policy_responder, scripted_responder
 

@@ -79,7 +79,15 @@ def _gist(norm: str, mention_format: str) -> str:
 
 def says_slogan(norm: str, slogan: str) -> bool:
     """Whether the slogan is said, punctuation and spacing aside."""
-    return _bare(normalize(slogan)) in _bare(norm)
+    first_word, bare = _slogan_parts(slogan)
+    return first_word in norm and bare in _bare(norm)  # most replies fail the cheap test
+
+
+@lru_cache(maxsize=64)
+def _slogan_parts(slogan: str) -> tuple[str, str]:
+    norm = normalize(slogan)
+    first = re.search(r"[^\W_]+", norm)
+    return (first.group(0) if first else ""), _bare(norm)
 
 
 def _bare(text: str) -> str:

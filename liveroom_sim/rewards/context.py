@@ -7,7 +7,7 @@ in force (on the market), the current harness, and what happened around the repl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from liveroom_sim.facts import Fact
@@ -85,15 +85,14 @@ class TurnContext:
         return cached
 
     def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
-        """This context with the room's reaction and the hooks that fired (analysis kept).
+        """Record the room's reaction and the hooks that fired (the room's one change to a
+        context, made before any component reads it); returns the context.
 
         The room reads the reply (``analysis``) before the viewers react, then scores it
         with their reaction; the reading is the same, so it is carried over.
         """
-        new = replace(self, outcome=outcome, hooks=hooks)
-        if "_analysis" in self.__dict__:
-            new.__dict__["_analysis"] = self.__dict__["_analysis"]
-        return new
+        self.outcome, self.hooks = outcome, hooks
+        return self
 
     @property
     def max_chars(self) -> int:

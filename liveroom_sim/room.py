@@ -460,15 +460,28 @@ class Room:
         return fired
 
     def _fire(self, event) -> dict:
+        record = event.model_dump(mode="json", exclude_defaults=True)
+        record["at"] = event.at
         if isinstance(event, ev.HarnessChange):
+            before = self.harness
             self._change_harness(event)
+            details = [f"tool {before.tool_name(c)} is now called {self.harness.tool_name(c)}"
+                       for c in event.rename_tool]
+            details += [f"skill {event.skill!r} added or updated"] if event.skill else []
+        elif isinstance(event, ev.RuleUpdate):
+            self.market.apply(event)
+            r = event.rules
+            details = ([f"banned phrases {[b.phrase for b in r.banned]}"] if r.banned else []) + \
+                      ([f"banned claims {[c.name for c in r.claims]}"] if r.claims else []) + \
+                      ([f"disclosures {[d.name for d in r.disclosures]}"] if r.disclosures else [])
         else:
             self.market.apply(event)
             if isinstance(event, ev.Feature):
                 self.featured_at = event.at
-        record = event.model_dump(mode="json", exclude_defaults=True)
-        record["at"] = event.at
-        self._notes.append(_describe(record))
+            details = [f"{k}={v}" for k, v in record.items() if k not in ("type", "at", "note")]
+        kind = record["type"].replace("_", " ")
+        summary = f"{kind}: {', '.join(details)}"
+        self._notes.append(f"{event.note} ({summary})" if event.note else summary)
         return record
 
     def _change_harness(self, event: ev.HarnessChange) -> None:
@@ -526,10 +539,3 @@ def _phraser(spec):
 
     endpoint = Endpoint(llm.model, llm.base_url, timeout_s=llm.timeout_s, max_retries=llm.max_retries)
     return ViewerPhraser(endpoint, spec.language, llm.personas)
-
-
-def _describe(record: dict) -> str:
-    kind = record["type"].replace("_", " ")
-    details = ", ".join(f"{k}={v}" for k, v in record.items() if k not in ("type", "at", "note"))
-    note = record.get("note")
-    return f"{note} ({kind}: {details})" if note else f"{kind}: {details}"

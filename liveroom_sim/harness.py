@@ -50,12 +50,13 @@ class Hook(Frozen):
 
     Types: ``max_length`` (reply longer than the constraint), ``banned_phrases`` (a
     banned phrase of the rules in force), ``required_mention`` (the asker is not
-    addressed in the mention format). Actions: ``block`` (not delivered),
+    addressed in the mention format), ``format`` (the reply is not plain speech: JSON,
+    code fences or tool-call markup). Actions: ``block`` (not delivered),
     ``block_retry`` (not delivered; the policy gets one more turn with the hook's
     message), ``warn`` (delivered; counted).
     """
 
-    type: Literal["max_length", "banned_phrases", "required_mention"]
+    type: Literal["max_length", "banned_phrases", "required_mention", "format"]
     action: Literal["block", "block_retry", "warn"] = "warn"
     message: str
 

@@ -392,6 +392,9 @@ class Room:
                 phrase = next((rule.phrase for p, allow, rule in rulebook(self.market.rules).banned
                                if p in norm and said(norm, p, allow)), None)
                 hit, detail["phrase"] = phrase is not None, phrase or ""
+            elif hook.type == "format":
+                text = ctx.reply.lstrip()
+                hit = text.startswith(("{", "[")) or any(t in text for t in _MARKUP)
             else:
                 hit = ctx.question is not None and not any(
                     m.lower() == ctx.question.asker.lower() for m in ctx.analysis.mentions)
@@ -528,6 +531,10 @@ class Room:
             "latency_s": round(self._last_latency, 3),
             "mean_latency_s": round(self.latency_total / self.steps, 3) if self.steps else 0.0,
         }
+
+
+#: What a spoken reply never contains: tool-call markup and code fences.
+_MARKUP = ("<tool_call>", '"tool_calls"', "```", "<function", "</think>")
 
 
 def _phraser(spec):

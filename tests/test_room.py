@@ -263,3 +263,12 @@ def test_custom_persona_viewers_take_part(env):
         env.reset(seed=seed)
         names |= {v.name.rstrip("0123456789") for v in env.room.crowd.viewers}
     assert names & {"eager_eve", "quick_quinn"}
+
+
+def test_a_reply_in_markup_is_blocked_by_the_format_hook_and_retried():
+    env = LiveRoomEnv(TINY)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step('```json\n{"answer": "it is cheap"}\n```')
+    assert not info["turn"]["delivered"] and "format:block_retry" in info["turn"]["hooks"]
+    assert info["messages"][-1]["content"].startswith("[hook]") and "plain speech" in info["messages"][-1]["content"]
+    assert info["reward_breakdown"]["harness"] == -1.0

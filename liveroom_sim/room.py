@@ -394,7 +394,8 @@ class Room:
                 hit, detail["phrase"] = phrase is not None, phrase or ""
             elif hook.type == "format":
                 text = ctx.reply.lstrip()
-                hit = text.startswith(("{", "[")) or any(t in text for t in _MARKUP)
+                # (a leading "[" may be the harness's own mention format, e.g. "[to mia]")
+                hit = text.startswith("{") or any(t in text for t in _MARKUP)
             else:
                 hit = ctx.question is not None and not any(
                     m.lower() == ctx.question.asker.lower() for m in ctx.analysis.mentions)

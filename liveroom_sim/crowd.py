@@ -49,10 +49,14 @@ class Crowd:
         self._names: dict[str, int] = {}
         self.version = 0  # bumped whenever the waiting messages change
         self._rate = config.arrivals_per_min / 60.0
-        self.next_arrival = self._after(0.0, self._rate)
+        self.schedule_arrival(0.0)
 
     def _after(self, now: float, rate: float) -> float:
         return now + self.rng.exponential(1.0 / rate) if rate > 0 else math.inf
+
+    def schedule_arrival(self, now: float) -> None:
+        """Draw when the next viewer arrives after ``now`` (a Poisson process)."""
+        self.next_arrival = self._after(now, self._rate)
 
     def arrive(self, now: float) -> Viewer | None:
         """A new viewer of a persona drawn from the mix (None when the room is full)."""
@@ -138,7 +142,7 @@ class Crowd:
     def leave(self, v: Viewer, now: float) -> None:
         if v.present:
             self.version += 1
-            v.present, v.left_at = False, now
+            v.present = False
             self.present.remove(v)
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived

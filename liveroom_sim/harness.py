@@ -88,20 +88,23 @@ class Harness(Frozen):
         """The name the policy must use now for canonical tool ``canonical``."""
         return self.tools[canonical].name
 
+    def after(self, change) -> "Harness":
+        """This harness after a campaign ``harness_change``: tools renamed (canonical name
+        -> new name) and a skill added or replaced."""
+        tools = {k: v.model_copy(update={"name": change.rename_tool[k]}) if k in change.rename_tool else v
+                 for k, v in self.tools.items()}
+        skills = self.skills
+        if change.skill:
+            new = Skill(name=change.skill, when=change.skill_when, instructions=change.skill_text or "")
+            skills = tuple(s for s in skills if s.name != change.skill) + (new,)
+        return self.model_copy(update={"tools": tools, "skills": skills})
+
     def canonical_tool(self, name: str) -> str | None:
         """The canonical tool called ``name`` under this harness, or ``None``."""
         for canonical, view in self.tools.items():
             if view.name == name:
                 return canonical
         return None
-
-
-class _HarnessFile(Frozen):
-    format: Literal["markdown", "xml", "json"] = "markdown"
-    sections: tuple[PromptSection, ...] = pydantic.Field(min_length=1)
-    tools: dict[str, ToolView] = pydantic.Field(min_length=1)
-    hooks: tuple[Hook, ...] = ()
-    constraints: Constraints = Constraints()
 
 
 def load_skill(path: Path) -> Skill:
@@ -122,13 +125,13 @@ def load_skill(path: Path) -> Skill:
 def load_harness(folder: Path | str) -> Harness:
     """Load a harness folder (``harness.yaml`` and ``*/SKILL.md``)."""
     folder = Path(folder)
-    base = datafile.load(_HarnessFile, folder / "harness.yaml")
+    base = datafile.load(Harness, folder / "harness.yaml")
     skills = tuple(load_skill(p) for p in sorted(folder.glob("*/SKILL.md")))
     known = set(_tool_registry())
     unknown = sorted(set(base.tools) - known)
     if unknown:
         raise SpecError(folder / "harness.yaml", [f"field 'tools': unknown tools {unknown}; expected some of {sorted(known)}"])
-    return Harness(**base.model_dump(), skills=skills)
+    return base.model_copy(update={"skills": base.skills + skills})
 
 
 def _tool_registry():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from liveroom_sim.errors import LiveRoomError
@@ -50,8 +50,6 @@ class Accounting:
     completion_tokens: int = 0
     seconds: float = 0.0
     errors: int = 0
-    last_call_s: float = 0.0
-    call_seconds: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
@@ -138,8 +136,6 @@ class OpenAIAvatar:
         a = self.accounting
         a.calls += 1
         a.seconds += took
-        a.last_call_s = took
-        a.call_seconds.append(took)
 
     def _actions(self, response, start: float) -> list[str]:
         self._account(start)

@@ -40,7 +40,6 @@ class ViewerPhraser:
     def __init__(self, endpoint: Endpoint, language: str, personas: tuple[str, ...] = (), max_chars: int = 200):
         self.endpoint, self.language, self.personas, self.max_chars = endpoint, language, set(personas), max_chars
         self.calls = self.failures = 0
-        self._client = None
 
     def applies(self, persona_name: str) -> bool:
         return not self.personas or persona_name in self.personas
@@ -53,9 +52,7 @@ class ViewerPhraser:
             draft=draft, keep=_KEEP[lang].format(name=keep) if keep else "")
         self.calls += 1
         try:
-            if self._client is None:
-                self._client = self.endpoint.client()
-            response = self._client.chat.completions.create(
+            response = self.endpoint.client().chat.completions.create(
                 model=self.endpoint.model, seed=seed, temperature=0.8, max_tokens=80,
                 messages=[{"role": "system", "content": _SYSTEM[lang]}, {"role": "user", "content": user}])
             text = " ".join((response.choices[0].message.content or "").split()).strip().strip("\"“”")

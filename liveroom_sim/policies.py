@@ -248,7 +248,10 @@ def _tool_role(fn: dict) -> str:
     return best if hits[best] else "unknown"
 
 
+@lru_cache(maxsize=16)
 def _lineup(system: str) -> dict[str, list[str]]:
+    """Product id -> its names, read from the system prompt's lineup (cached: the avatar
+    asks several times per reply, and the prompt changes rarely)."""
     out = {}
     for pid, name, extra in _LINEUP.findall(system):
         aliases = [a.strip() for a in extra.split(";")[1:]]

@@ -20,7 +20,6 @@ from liveroom_sim.actions import Action, parse_action
 from liveroom_sim.augment import AugmentConfig, augment
 from liveroom_sim.crowd import Crowd
 from liveroom_sim.facts import required_facts
-from liveroom_sim.harness import Skill
 from liveroom_sim.market import Market
 from liveroom_sim.rewards.analysis import Analysis
 from liveroom_sim.rewards.rulebook import rulebook, said
@@ -142,7 +141,6 @@ class Room:
         self._notes: list[str] = []
         self._seen_chat = 0
         self._tools_for = None
-        self._prompt_key = None
         self._prompts: dict[tuple, str] = {}
         self._prompt_step = None
         self._skills_for = None
@@ -194,17 +192,16 @@ class Room:
         skills = self._active_skills()
         key = (id(self.harness), self.market.featured, id(self.market.rules), repr(self.market.style), skills)
         self._prompt_step = (self.crowd.version, self.market.version, self.harness)
-        if self._prompt_key != key:
-            # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
-            text = self._prompts.get(key)
-            if text is None:
-                room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
-                text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
-                if len(self._prompts) > 64:
-                    self._prompts.clear()
-                self._prompts[key] = text
-            self._prompt_text, self._prompt_key = text, key
-        return self._prompt_text
+        # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
+        text = self._prompts.get(key)
+        if text is None:
+            room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
+            text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
+            if len(self._prompts) > 64:
+                self._prompts.clear()
+            self._prompts[key] = text
+        self._prompt_text = text
+        return text
 
     def _active_skills(self) -> frozenset[str]:
         """Skills whose triggers appear in the waiting chat (each message read once)."""
@@ -273,8 +270,9 @@ class Room:
         turn.events = self._advance(self.clock + turn.latency_s)
         if parsed.kind == "reply" and not self._retry:
             self._open_block()
-        for k, v in turn.reward.as_dict().items():
-            self.returns[k] += v
+        for k, score in turn.reward.scores.items():
+            self.returns[k] += score.value
+        self.returns["total"] += turn.reward.total
         return turn
 
     def _tool_turn(self, action: Action, latency: float) -> Turn:
@@ -455,7 +453,7 @@ class Room:
                 self._event_index += 1
             elif t == t_arrive:
                 crowd.arrive(t)
-                crowd.next_arrival = crowd._after(t, crowd._rate)
+                crowd.schedule_arrival(t)
             else:
                 crowd.chat_once(self.market)
         self.clock = max(self.clock, to)
@@ -489,15 +487,7 @@ class Room:
         return record
 
     def _change_harness(self, event: ev.HarnessChange) -> None:
-        h = self.harness
-        tools = dict(h.tools)
-        for canonical, new in event.rename_tool.items():
-            tools[canonical] = tools[canonical].model_copy(update={"name": new})
-        skills = h.skills
-        if event.skill:
-            new_skill = Skill(name=event.skill, when=event.skill_when, instructions=event.skill_text or "")
-            skills = tuple(s for s in skills if s.name != event.skill) + (new_skill,)
-        self.harness = h.model_copy(update={"tools": tools, "skills": skills})
+        self.harness = self.harness.after(event)
         if self.augmented and self.augmentation.at_harness_change:
             self.harness = augment(self.harness, self.language, self._augment_rng, self.augmentation.operators)
         self._harness_version += 1

@@ -230,9 +230,8 @@ def _check_references(world: World, campaign_path: Path) -> None:
     problems = []
     named = [("opening_product", world.campaign.opening_product)]
     for i, event in enumerate(world.campaign.events):
-        for field in ("product",):
-            if hasattr(event, field):
-                named.append((f"events.{i}.{field}", getattr(event, field)))
+        if hasattr(event, "product"):
+            named.append((f"events.{i}.product", event.product))
         for j, pid in enumerate(getattr(event, "products", ())):
             named.append((f"events.{i}.products.{j}", pid))
         for old in getattr(event, "rename_tool", {}):

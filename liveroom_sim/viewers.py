@@ -33,7 +33,6 @@ class Viewer:
     strikes: int = 0
     purchases: int = 0
     present: bool = True
-    left_at: float | None = None
 
 
 @dataclass(slots=True)

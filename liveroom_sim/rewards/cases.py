@@ -88,9 +88,7 @@ def build_context(case: RewardCase, where: str = "case") -> TurnContext:
     harness = world.harness
     for e in events:
         if isinstance(e, ev.HarnessChange):
-            tools = {k: (v.model_copy(update={"name": e.rename_tool[k]}) if k in e.rename_tool else v)
-                     for k, v in harness.tools.items()}
-            harness = harness.model_copy(update={"tools": tools})
+            harness = harness.after(e)
         else:
             market.apply(e)
     if case.constraints:

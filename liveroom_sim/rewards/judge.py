@@ -39,7 +39,6 @@ class LLMJudge:
 
     def __init__(self, endpoint: Endpoint, seed: int = 0):
         self.endpoint, self.seed = endpoint, seed
-        self._client = None
         self._cache: dict[str, tuple[float, str]] = {}
         self.calls = self.failures = self.cache_hits = 0
 
@@ -65,10 +64,8 @@ class LLMJudge:
         return Score(value, (*rule_score.reasons, f"judge verdict {verdict:.2f}: {reason}"))
 
     def _ask(self, prompt: str) -> tuple[float, str]:
-        if self._client is None:
-            self._client = self.endpoint.client()
         self.calls += 1
-        resp = self._client.chat.completions.create(
+        resp = self.endpoint.client().chat.completions.create(
             model=self.endpoint.model, messages=[{"role": "user", "content": prompt}],
             temperature=0, seed=self.seed, max_tokens=200,
         )

@@ -74,7 +74,7 @@ def run_ray(env_id: str, config: RolloutConfig, todo: list[Job], finished) -> in
             finished(ray.get(ref))
         except ray.exceptions.RayActorError:
             # The worker died (killed, out of memory, node lost): replace it once, replay the job.
-            restarts += _replace(ray, workers, load, w, spawn, pending)
+            restarts += _replace(ray, workers, w, spawn)
             job.attempts += 1
             if job.attempts > config.retries:
                 finished(episode_record(job.group_id, job.sample_index, job.seed, env_id, config.policy.describe(),
@@ -89,7 +89,7 @@ def run_ray(env_id: str, config: RolloutConfig, todo: list[Job], finished) -> in
     return restarts
 
 
-def _replace(ray, workers, load, w, spawn, pending) -> int:
+def _replace(ray, workers, w, spawn) -> int:
     """Replace worker ``w`` unless that was done already for this death."""
     try:
         ray.get(workers[w].__ray_ready__.remote(), timeout=5)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -12,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import openai
 import pytest
@@ -329,3 +332,98 @@ def test_command_line_serves_until_interrupted():
         finally:
             process.send_signal(2)  # SIGINT, as Ctrl-C sends
             assert process.wait(timeout=5) == 0
+
+
+def raw_exchange(srv: OpenAICompatServer, data: bytes, end_input: bool = False) -> bytes:
+    """Send raw bytes on a new connection, then EOF if `end_input`; return all the server sends until it closes."""
+    address = urlsplit(srv.base_url)
+    with socket.create_connection((address.hostname, address.port), timeout=5) as sock:
+        sock.sendall(data)
+        if end_input:
+            sock.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    return received
+
+
+def http_connection(srv: OpenAICompatServer) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection(urlsplit(srv.base_url).netloc, timeout=5)
+
+
+def test_keep_alive_reuses_one_connection_for_many_requests():
+    body = json.dumps({"messages": MESSAGES}).encode()
+    with OpenAICompatServer() as srv:
+        connection, sockets = http_connection(srv), []
+        for _ in range(3):
+            connection.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            assert response.status == 200 and not response.will_close
+            assert json.loads(response.read())["choices"][0]["message"]["content"] == MESSAGES[-1]["content"]
+            sockets.append(connection.sock)
+        connection.close()
+        assert sockets[0] is sockets[1] is sockets[2] and len(srv.requests) == 3
+
+
+@pytest.mark.parametrize("request_head", ["GET /v1/models HTTP/1.1\r\nConnection: close", "GET /v1/models HTTP/1.0"])
+def test_connection_close_and_http_1_0_close_after_the_response(request_head):
+    with OpenAICompatServer(model="m") as srv:
+        reply = raw_exchange(srv, f"{request_head}\r\nHost: x\r\n\r\n".encode())  # returns once the server closes
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\nConnection: close" in head
+    assert json.loads(body)["data"][0]["id"] == "m"
+
+
+def test_chunked_request_bodies_are_read():
+    body = json.dumps({"messages": [{"role": "user", "content": "in three chunks"}]}).encode()
+    with OpenAICompatServer() as srv:
+        connection = http_connection(srv)
+        connection.request("POST", "/v1/chat/completions", body=iter([body[:10], body[10:25], body[25:]]),
+                           headers={"Content-Type": "application/json"}, encode_chunked=True)
+        assert json.loads(connection.getresponse().read())["choices"][0]["message"]["content"] == "in three chunks"
+        connection.close()
+
+
+@pytest.mark.parametrize("garbage, status", [
+    (b"NONSENSE\r\n\r\n", 400),
+    (b"GET /v1/models HTTP/2.0\r\n\r\n", 400),
+    (b"GET /v1/models HTTP/1.1\r\nno colon here\r\n\r\n", 400),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n", 413),
+    (b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
+    (b"GET /v1/models HTTP/1.1\r\nX-Huge: " + b"a" * 100_000 + b"\r\n\r\n", 431),
+    (bytes(range(256)) * 300, 431),
+])
+def test_hostile_input_gets_an_error_and_the_server_lives_on(garbage, status):
+    with OpenAICompatServer(model="m") as srv:
+        try:
+            reply = raw_exchange(srv, garbage)
+            assert reply.startswith(f"HTTP/1.1 {status} ".encode())
+            assert json.loads(reply.partition(b"\r\n\r\n")[2])["error"]["code"] == "bad_request"
+        except ConnectionResetError:  # allowed: closing with input still unread resets the connection
+            assert len(garbage) > 65536
+        assert raw_request(srv.base_url + "/models")[0] == 200
+
+
+def test_a_request_cut_off_midway_is_dropped():
+    with OpenAICompatServer() as srv:
+        cut_off = b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{"
+        assert raw_exchange(srv, cut_off, end_input=True) == b""
+        assert srv.requests == []
+
+
+def test_head_requests_get_no_body():
+    with OpenAICompatServer() as srv:
+        reply = raw_exchange(srv, b"HEAD /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 404 ") and reply.endswith(b"\r\n\r\n")
+
+
+def test_stop_before_start_is_a_no_op_and_a_stopped_server_starts_again():
+    srv = OpenAICompatServer(scripted_responder(["again"]))
+    srv.stop()
+    for _ in range(2):
+        with srv:
+            assert ask(client_for(srv)).choices[0].message.content == "again"
+    with pytest.raises(RuntimeError, match="not running"):
+        srv.base_url  # noqa: B018

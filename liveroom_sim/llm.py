@@ -7,8 +7,8 @@ or errors that LiveRoom writes.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import weakref
 from dataclasses import dataclass, field
 
 
@@ -42,26 +42,46 @@ class Endpoint:
 
     def async_client(self):
         """An ``openai.AsyncOpenAI`` client for this endpoint, shared by the episodes of
-        the running event loop (async connection pools belong to one loop)."""
+        the running event loop (async connection pools belong to one loop) and closed
+        when that loop shuts down (``asyncio.run`` and Ray actors do that).
+
+        It sends through the client's aiohttp transport (``openai.DefaultAioHttpClient``):
+        with hundreds of requests in flight, httpx's connection pool cost about 2 ms of
+        CPU per request here, aiohttp's about 0.3 ms.
+        """
         import asyncio
 
         import openai
 
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        key = (self, self.resolved_base_url(), self._key(), id(loop))
-        entry = _ASYNC_CLIENTS.get(key)
-        if entry is None or entry[0]() is not loop:
-            client = openai.AsyncOpenAI(base_url=key[1], api_key=key[2], timeout=self.timeout_s,
-                                        max_retries=self.max_retries)
-            entry = _ASYNC_CLIENTS[key] = (weakref.ref(loop) if loop else (lambda: None), client)
-        return entry[1]
+        loop = asyncio.get_running_loop()
+        if loop not in _ASYNC_CLIENTS:
+            clients: dict = {}
+            closer = _close_at_shutdown(loop, clients)
+            with contextlib.suppress(StopIteration):  # run it to its yield: the loop now finalises it
+                closer.__anext__().send(None)
+            _ASYNC_CLIENTS[loop] = (clients, closer)
+        clients = _ASYNC_CLIENTS[loop][0]
+        key = (self, self.resolved_base_url(), self._key())
+        if key not in clients:
+            clients[key] = openai.AsyncOpenAI(base_url=key[1], api_key=key[2], timeout=self.timeout_s,
+                                              max_retries=self.max_retries, http_client=openai.DefaultAioHttpClient())
+        return clients[key]
+
+
+async def _close_at_shutdown(loop, clients: dict):
+    """An async generator the event loop finalises in ``shutdown_asyncgens()``, which
+    ``asyncio.run`` calls as it ends: a place to close the loop's clients without
+    asking every caller to."""
+    try:
+        yield
+    finally:
+        _ASYNC_CLIENTS.pop(loop, None)
+        for client in clients.values():
+            await client.close()
 
 
 _CLIENTS: dict[tuple, object] = {}
-_ASYNC_CLIENTS: dict[tuple, tuple] = {}
+_ASYNC_CLIENTS: dict = {}  # event loop -> ({key: client}, its closer)
 
 
 def redact(text: str, endpoint: Endpoint | None = None) -> str:

@@ -9,11 +9,16 @@ import gymnasium as gym
 import pytest
 
 import liveroom_sim
-from liveroom_sim.episode import play
+from liveroom_sim.episode import aplay, play
 from liveroom_sim.llm import Endpoint
 from liveroom_sim.llm_policy import OpenAIAvatar
 from liveroom_sim.policies import ScriptedAvatar
-from liveroom_sim.testing import FaultPlan, OpenAICompatServer, policy_responder, scripted_responder
+from liveroom_sim.testing import (
+    FaultPlan,
+    OpenAICompatServer,
+    policy_responder,
+    scripted_responder,
+)
 
 TINY = "tests/fixtures/tiny/tiny-v0.yaml"
 
@@ -59,6 +64,41 @@ def test_transient_faults_are_retried_by_the_client(fault):
     with OpenAICompatServer(scripted_responder(["ok"]), faults=plan) as srv:
         avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=2))
         assert avatar("", {"messages": [{"role": "user", "content": "x"}], "tools": []}) == "ok"
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "503"])
+def test_async_calls_are_retried_by_the_client_too(fault):
+    plan = FaultPlan(schedule={0: fault}, retry_after=0.01)
+    with OpenAICompatServer(scripted_responder(["ok"]), faults=plan) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=2))
+        assert asyncio.run(avatar.acall("", {"messages": [{"role": "user", "content": "x"}], "tools": []})) == "ok"
+        assert len(srv.requests) == 2
+
+
+@pytest.mark.parametrize("fault", ["timeout", "disconnect", "malformed_json"])
+def test_async_endpoint_failures_truncate_the_episode_with_a_reason(fault):
+    plan = FaultPlan(rates={fault: 1.0}, timeout_seconds=2.0)
+    with OpenAICompatServer(scripted_responder(["hello"]), faults=plan) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=0, timeout_s=0.5))
+        result = asyncio.run(aplay(_tiny(), avatar, seed=0, max_policy_failures=2))
+    assert result.truncated and result.steps == 0 and "policy failed" in result.reason
+    assert avatar.accounting.errors == 2
+
+
+def test_async_clients_are_closed_when_their_event_loop_ends():
+    with OpenAICompatServer(scripted_responder(["hi"])) as srv:
+        endpoint = Endpoint("m", srv.base_url)
+        info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
+
+        async def two_calls():
+            avatar = OpenAIAvatar(endpoint)
+            replies = [await avatar.acall("", info), await avatar.acall("", info)]
+            return replies, endpoint.async_client()
+
+        replies, client = asyncio.run(two_calls())
+        assert replies == ["hi", "hi"] and client.is_closed()
+        _, second = asyncio.run(two_calls())  # a new loop gets a new, working client
+        assert second is not client and second.is_closed()
 
 
 @pytest.mark.parametrize("fault", ["500", "timeout", "disconnect", "empty_choices", "malformed_json"])
@@ -152,7 +192,8 @@ def test_demo_against_a_dead_endpoint_ends_the_episode_with_a_reason():
     assert summary["truncated"] and "policy failed" in summary["truncated_reason"]
 
 
-def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields():
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields(mode):
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -178,7 +219,8 @@ def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields():
     try:
         avatar = OpenAIAvatar(Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", api_key="sk-abc123"),
                               temperature=0.5, extra_body={"top_k": 3})
-        assert avatar("", {"messages": [{"role": "user", "content": "x"}], "tools": []}) == "hi"
+        info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
+        assert (avatar("", info) if mode == "sync" else asyncio.run(avatar.acall("", info))) == "hi"
     finally:
         server.shutdown()
     assert seen["auth"] == "Bearer sk-abc123"

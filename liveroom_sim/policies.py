@@ -240,8 +240,14 @@ def _params(fn: dict) -> list[str]:
 
 def _tool_role(fn: dict) -> str:
     """Which kind of tool ``fn`` is, from its parameters, name and description."""
-    text = f"{fn['name']} {fn.get('description', '')} {' '.join(_params(fn))}".lower()
-    if not _params(fn):
+    return _role_of(fn["name"], fn.get("description", ""), tuple(_params(fn)))
+
+
+@lru_cache(maxsize=1024)
+def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
+    # Cached: a harness has a handful of tools, asked about on every turn.
+    text = f"{name} {description} {' '.join(params)}".lower()
+    if not params:
         return "promotions"
     hits = {role: sum(w in text for w in words) for role, words in _TOOL_ROLES}
     best = max(hits, key=hits.get)  # the first role wins a tie: order is checked first
@@ -385,7 +391,8 @@ def _fit(text: str, tails: list[str], system: str, must: list[str] = ()) -> str:
 def make_policy(name: str, **options):
     """Build a policy by name: ``scripted``, ``naive`` or ``openai``.
 
-    ``openai`` takes ``model`` and optionally ``base_url``, ``api_key`` and sampling
+    ``openai`` takes ``model`` and optionally ``base_url``, ``api_key``, ``timeout_s``,
+    ``max_retries``, ``direct`` (see :class:`liveroom_sim.llm.Endpoint`) and sampling
     options (see :class:`liveroom_sim.llm_policy.OpenAIAvatar`).
     """
     from liveroom_sim.errors import UnknownNameError
@@ -394,7 +401,7 @@ def make_policy(name: str, **options):
         from liveroom_sim.llm import Endpoint
         from liveroom_sim.llm_policy import OpenAIAvatar
 
-        endpoint_keys = ("model", "base_url", "api_key", "timeout_s", "max_retries")
+        endpoint_keys = ("model", "base_url", "api_key", "timeout_s", "max_retries", "direct")
         endpoint = Endpoint(**{k: options.pop(k) for k in endpoint_keys if k in options})
         return OpenAIAvatar(endpoint, **options)
     policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}

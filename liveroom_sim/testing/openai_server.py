@@ -501,9 +501,9 @@ class OpenAICompatServer:
         problem = _validate(body)
         if problem:
             return _json_response(400, error_body(problem, code="invalid_request"))
-        return await self._serve(body)
+        return await self._serve(body, request.body)
 
-    async def _serve(self, request: dict) -> _Response | None:
+    async def _serve(self, request: dict, raw: bytes) -> _Response | None:
         """Answer one valid chat-completion request: latency, then a fault or a completion."""
         with self._lock:
             index = len(self._requests)
@@ -527,7 +527,7 @@ class OpenAICompatServer:
         if fault == "malformed_json":
             return _event_stream([MALFORMED_BODY]) if request.get("stream") else _json_response(200, MALFORMED_BODY)
         try:
-            completion = self._completion(request, index, fault)
+            completion = self._completion(request, raw, index, fault)
         except Exception as exc:  # noqa: BLE001 (a responder's failure goes back to the client, not a crash)
             return _json_response(500, error_body(f"responder failed: {exc!r}", "server_error"))
         if request.get("stream"):
@@ -536,9 +536,9 @@ class OpenAICompatServer:
             return _event_stream(json.dumps(chunk, ensure_ascii=False).encode() for chunk in chunks)
         return _json_response(200, completion)
 
-    def _completion(self, request: dict, index: int, fault: str | None) -> dict:
+    def _completion(self, request: dict, raw: bytes, index: int, fault: str | None) -> dict:
         n = request.get("n") or 1
-        salt = _digest(request.get("messages"))
+        salt = hashlib.sha256(raw).hexdigest()[:24]  # ids follow the request: the same one gets the same ids
         limit = request.get("max_completion_tokens", request.get("max_tokens"))
         replies = fault_replies(self.faults, fault, request, n) if fault else None
         if replies is None:

@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     ro.add_argument("--resume", action="store_true", help="skip episodes the output file already holds")
     ro.add_argument("--no-messages", action="store_true", help="leave trajectories out of the records")
     _llm_options(ro)
+    ro.add_argument("--direct", action="store_true",
+                    help="async/ray: post LLM calls with aiohttp, not the openai client (~0.6 ms less CPU a call)")
     ro.set_defaults(func=_rollout)
     tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints")
     tr.add_argument("--env", default="LiveRoom-v0")
@@ -164,7 +166,7 @@ def _rollout(args) -> int:
 
     try:
         policy = PolicySpec.parse(args.policy, model=args.model, base_url=args.base_url,
-                                  temperature=args.temperature, max_tokens=args.max_tokens)
+                                  temperature=args.temperature, max_tokens=args.max_tokens, direct=args.direct or None)
         config = RolloutConfig(
             env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,

@@ -18,29 +18,6 @@ from liveroom_sim.errors import LiveRoomError
 from liveroom_sim.llm import Endpoint, redact
 
 
-def _raw_response_type():
-    """The HTTP response class of the installed openai client (httpx2 from openai 3.x)."""
-    try:
-        import httpx2
-    except ImportError:  # pragma: no cover - openai 1.x and 2.x use httpx
-        import httpx as httpx2
-    return httpx2.Response
-
-
-def _request_options() -> dict:
-    """Options for ``client.post``: bearer auth where the client version asks for it."""
-    try:
-        from openai._types import RequestOptions
-
-        return {"security": {"bearer_auth": True}} if "security" in RequestOptions.__annotations__ else {}
-    except ImportError:  # pragma: no cover - very old clients
-        return {}
-
-
-_OPTIONS = _request_options()
-_RAW = _raw_response_type()
-
-
 class EndpointError(LiveRoomError):
     """The policy's endpoint failed (after retries) or answered nothing usable."""
 
@@ -93,23 +70,18 @@ class OpenAIAvatar:
 
     def sample(self, observation: str, info: dict, n: int = 1) -> list[str]:
         """``n`` actions from one request (``n`` samples, e.g. for a GRPO group)."""
-        client = self.endpoint.client()
         start = time.perf_counter()
         try:
-            response = client.post("/chat/completions", body=self._request(info, n), cast_to=_RAW, options=_OPTIONS)
-            completion = response.json()
+            completion = self.endpoint.complete(self._request(info, n))
         except Exception as exc:  # the client already retried what is retryable
             raise self._failed(exc, start) from None
         return self._actions(completion, start)
 
     async def asample(self, observation: str, info: dict, n: int = 1) -> list[str]:
         """Async :meth:`sample`, for many episodes in flight in one process."""
-        client = self.endpoint.async_client()
         start = time.perf_counter()
         try:
-            response = await client.post("/chat/completions", body=self._request(info, n), cast_to=_RAW,
-                                         options=_OPTIONS)
-            completion = response.json()
+            completion = await self.endpoint.acomplete(self._request(info, n))
         except Exception as exc:
             raise self._failed(exc, start) from None
         return self._actions(completion, start)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import gymnasium as gym
 import pytest
@@ -11,7 +12,7 @@ import pytest
 import liveroom_sim
 from liveroom_sim.episode import aplay, play
 from liveroom_sim.llm import Endpoint
-from liveroom_sim.llm_policy import OpenAIAvatar
+from liveroom_sim.llm_policy import EndpointError, OpenAIAvatar
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.testing import (
     FaultPlan,
@@ -66,28 +67,81 @@ def test_transient_faults_are_retried_by_the_client(fault):
         assert avatar("", {"messages": [{"role": "user", "content": "x"}], "tools": []}) == "ok"
 
 
+DIRECT = pytest.mark.parametrize("direct", [False, True], ids=["openai-client", "direct"])
+
+
+@DIRECT
+def test_async_and_direct_calls_play_the_same_episode_as_sync_calls(direct):
+    def episode(mode):
+        with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+            avatar = OpenAIAvatar(Endpoint("m", srv.base_url, direct=direct))
+            result = play(_tiny(), avatar, seed=5) if mode == "sync" else asyncio.run(aplay(_tiny(), avatar, seed=5))
+        return result.returns, result.metrics, avatar.accounting.calls
+
+    assert episode("sync") == episode("async")
+
+
+@DIRECT
 @pytest.mark.parametrize("fault", ["429", "500", "503"])
-def test_async_calls_are_retried_by_the_client_too(fault):
+def test_async_calls_are_retried_by_the_client_too(fault, direct):
     plan = FaultPlan(schedule={0: fault}, retry_after=0.01)
     with OpenAICompatServer(scripted_responder(["ok"]), faults=plan) as srv:
-        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=2))
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=2, direct=direct))
         assert asyncio.run(avatar.acall("", {"messages": [{"role": "user", "content": "x"}], "tools": []})) == "ok"
         assert len(srv.requests) == 2
 
 
-@pytest.mark.parametrize("fault", ["timeout", "disconnect", "malformed_json"])
-def test_async_endpoint_failures_truncate_the_episode_with_a_reason(fault):
+@DIRECT
+@pytest.mark.parametrize("fault", ["timeout", "disconnect", "malformed_json", "500"])
+def test_async_endpoint_failures_truncate_the_episode_with_a_reason(fault, direct, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key-123456")
     plan = FaultPlan(rates={fault: 1.0}, timeout_seconds=2.0)
     with OpenAICompatServer(scripted_responder(["hello"]), faults=plan) as srv:
-        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=0, timeout_s=0.5))
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=1, timeout_s=0.5, direct=direct))
         result = asyncio.run(aplay(_tiny(), avatar, seed=0, max_policy_failures=2))
+        # Two attempts at the turn, each retried once; a broken body is not retried (as the openai client).
+        assert len(srv.requests) == (2 if fault == "malformed_json" else 4)
     assert result.truncated and result.steps == 0 and "policy failed" in result.reason
-    assert avatar.accounting.errors == 2
+    assert avatar.accounting.errors == 2 and "sk-secret-key-123456" not in json.dumps(result.as_dict())
+    if direct:
+        expected = {"timeout": "timed out after 0.5 s", "disconnect": "connection error",
+                    "malformed_json": "JSONDecodeError", "500": "HTTP 500: The server had an error"}[fault]
+        assert expected in result.reason
 
 
-def test_async_clients_are_closed_when_their_event_loop_ends():
+def test_direct_calls_wait_as_long_as_a_429_asks_and_do_not_retry_bad_requests():
+    plan = FaultPlan(schedule={0: "429"}, retry_after=0.3)
+    info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
+    with OpenAICompatServer(scripted_responder(["ok"]), faults=plan) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, direct=True))
+        started = time.monotonic()
+        assert asyncio.run(avatar.acall("", info)) == "ok"
+        assert time.monotonic() - started >= 0.3
+    with OpenAICompatServer(lambda request, i: "unused", faults=FaultPlan(schedule={0: "500"})) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, direct=True))
+        with pytest.raises(EndpointError, match="HTTP 400"):  # a bad request is not retried
+            asyncio.run(avatar.acall("", {"messages": [], "tools": []}))
+        assert srv.requests == []
+
+
+def test_direct_calls_use_the_proxy_from_the_environment_unless_bypassed(monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+
+    async def proxy(url):
+        client = Endpoint("m", url, direct=True).async_client()
+        return client.proxy
+
+    assert asyncio.run(proxy("http://models.internal:8000/v1")) == "http://proxy.example:3128"
+    monkeypatch.setenv("NO_PROXY", "models.internal")
+    assert asyncio.run(proxy("http://models.internal:8000/v1")) is None
+
+
+@DIRECT
+def test_async_clients_are_closed_when_their_event_loop_ends(direct):
     with OpenAICompatServer(scripted_responder(["hi"])) as srv:
-        endpoint = Endpoint("m", srv.base_url)
+        endpoint = Endpoint("m", srv.base_url, direct=direct)
         info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
 
         async def two_calls():
@@ -192,7 +246,7 @@ def test_demo_against_a_dead_endpoint_ends_the_episode_with_a_reason():
     assert summary["truncated"] and "policy failed" in summary["truncated_reason"]
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async", "direct"])
 def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields(mode):
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -217,8 +271,8 @@ def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields(mode
     server = HTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        avatar = OpenAIAvatar(Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", api_key="sk-abc123"),
-                              temperature=0.5, extra_body={"top_k": 3})
+        endpoint = Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", api_key="sk-abc123", direct=mode == "direct")
+        avatar = OpenAIAvatar(endpoint, temperature=0.5, extra_body={"top_k": 3})
         info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
         assert (avatar("", info) if mode == "sync" else asyncio.run(avatar.acall("", info))) == "hi"
     finally:

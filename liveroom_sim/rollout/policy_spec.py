@@ -26,6 +26,7 @@ class PolicySpec(Frozen):
     extra_body: dict[str, Any] | None = None
     timeout_s: float | None = None
     max_retries: int | None = None
+    direct: bool | None = None
     checkpoint: str | None = None
     parameters: dict | None = None
 

@@ -96,49 +96,47 @@ class Endpoint:
 
 
 class DirectChatClient:
-    """Chat completions posted with aiohttp, retried as the openai client retries them.
+    """Chat completions posted over a small keep-alive HTTP/1.1 client
+    (:mod:`liveroom_sim.http1`), retried as the openai client retries them.
 
     Connection errors, timeouts and HTTP 408, 409, 429 and 5xx are retried up to the
     endpoint's ``max_retries`` (a server's ``x-should-retry`` header overrides), after the
     server's ``retry-after-ms`` / ``Retry-After`` when it asks for at most 60 s, else an
     exponential 0.5 s, 1 s, 2 s ... up to 8 s, less up to 25 % jitter. What still fails
-    raises :class:`LLMCallError` naming the status and the server's message.
+    raises :class:`LLMCallError` naming the status and the server's message. Proxies are
+    not supported: with ``HTTP(S)_PROXY`` set for the endpoint it refuses to start.
     """
 
     def __init__(self, endpoint: Endpoint):
-        import aiohttp
-
         from liveroom_sim import __version__
+        from liveroom_sim.http1 import HTTPClient
 
         base = (endpoint.resolved_base_url() or "https://api.openai.com/v1").rstrip("/")
-        self.url = base + "/chat/completions"
-        self.headers = {"Authorization": f"Bearer {endpoint._key()}", "Content-Type": "application/json",
-                        "Accept": "application/json", "User-Agent": f"liveroom-sim/{__version__}"}
+        url = urllib.parse.urlsplit(base)
+        if not urllib.request.proxy_bypass(url.hostname or "") and urllib.request.getproxies().get(url.scheme):
+            raise LLMCallError(f"direct calls do not go through proxies, and one is set for {url.hostname}: add it "
+                               "to NO_PROXY, or use the openai client (Endpoint(direct=False), no --direct)")
+        self.target = (url.path or "") + "/chat/completions"
+        self.headers = [("Authorization", f"Bearer {endpoint._key()}"), ("Content-Type", "application/json"),
+                        ("Accept", "application/json"), ("User-Agent", f"liveroom-sim/{__version__}")]
         self.endpoint = endpoint
-        # The proxy (HTTP(S)_PROXY, NO_PROXY) is looked up once: aiohttp's trust_env looks
-        # it up for every request on a worker thread, which cost more than the request.
-        url = urllib.parse.urlsplit(self.url)
-        self.proxy = None if urllib.request.proxy_bypass(url.hostname or "") else urllib.request.getproxies().get(url.scheme)
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
-                                             timeout=aiohttp.ClientTimeout(total=endpoint.timeout_s))
+        self.http = HTTPClient(base)
         self._jitter = random.Random()  # waits only; nothing an episode records depends on it
-        self._client_error = aiohttp.ClientError
 
     async def complete(self, body: dict) -> dict:
         data = json.dumps(body, ensure_ascii=False).encode()
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = None
             try:
-                async with self.session.post(self.url, data=data, headers=self.headers, proxy=self.proxy) as response:
-                    raw = await response.read()
-                    if response.status < 400:
-                        return json.loads(raw)
-                    error = LLMCallError(f"HTTP {response.status}: {_error_message(raw)}")
-                    retry = _should_retry(response.status, response.headers.get("x-should-retry"))
-                    retry_after = _retry_after(response.headers)
+                status, headers, raw = await self.http.post(self.target, self.headers, data, self.endpoint.timeout_s)
+                if status < 400:
+                    return json.loads(raw)
+                error = LLMCallError(f"HTTP {status}: {_error_message(raw)}")
+                retry = _should_retry(status, headers.get("x-should-retry"))
+                retry_after = _retry_after(headers)
             except TimeoutError:
                 error, retry = LLMCallError(f"the request timed out after {self.endpoint.timeout_s:g} s"), True
-            except self._client_error as exc:
+            except OSError as exc:  # refused, reset, dropped, bad HTTP, TLS
                 error, retry = LLMCallError(f"connection error: {type(exc).__name__}: {exc}"), True
             if not retry or attempt == self.endpoint.max_retries:
                 raise error
@@ -147,10 +145,10 @@ class DirectChatClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def is_closed(self) -> bool:
-        return self.session.closed
+        return self.http.closed
 
     async def close(self) -> None:
-        await self.session.close()
+        await self.http.close()
 
 
 class LLMCallError(Exception):

@@ -124,18 +124,16 @@ def test_direct_calls_wait_as_long_as_a_429_asks_and_do_not_retry_bad_requests()
         assert srv.requests == []
 
 
-def test_direct_calls_use_the_proxy_from_the_environment_unless_bypassed(monkeypatch):
+def test_direct_calls_refuse_a_proxy_with_a_clear_reason_unless_it_is_bypassed(monkeypatch):
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
-    monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-
-    async def proxy(url):
-        client = Endpoint("m", url, direct=True).async_client()
-        return client.proxy
-
-    assert asyncio.run(proxy("http://models.internal:8000/v1")) == "http://proxy.example:3128"
-    monkeypatch.setenv("NO_PROXY", "models.internal")
-    assert asyncio.run(proxy("http://models.internal:8000/v1")) is None
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
+    with OpenAICompatServer(scripted_responder(["ok"])) as srv:
+        assert asyncio.run(OpenAIAvatar(Endpoint("m", srv.base_url, direct=True)).acall("", info)) == "ok"
+        monkeypatch.delenv("NO_PROXY")
+        with pytest.raises(EndpointError, match="do not go through proxies.*NO_PROXY"):
+            asyncio.run(OpenAIAvatar(Endpoint("m", srv.base_url, direct=True)).acall("", info))
 
 
 @DIRECT
@@ -279,3 +277,42 @@ def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields(mode
         server.shutdown()
     assert seen["auth"] == "Bearer sk-abc123"
     assert seen["body"] == {"model": "m", "messages": [{"role": "user", "content": "x"}], "top_k": 3, "temperature": 0.5}
+
+
+def test_direct_calls_read_chunked_answers_and_reuse_keep_alive_connections():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    connections = set()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            connections.add(self.client_address)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "chunked hi"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (body[:10], body[10:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        avatar = OpenAIAvatar(Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", direct=True))
+        info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
+
+        async def three_calls():
+            return [await avatar.acall("", info) for _ in range(3)]
+
+        assert asyncio.run(three_calls()) == ["chunked hi"] * 3
+    finally:
+        server.shutdown()
+    assert len(connections) == 1  # one keep-alive connection served all three

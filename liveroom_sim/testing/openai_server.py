@@ -236,6 +236,7 @@ class _Request(NamedTuple):
     target: str
     body: bytes
     keep_alive: bool
+    arrived: float  # time.monotonic() once the whole request was read
 
 
 class _Response(NamedTuple):
@@ -328,13 +329,13 @@ async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
     if "transfer-encoding" in headers:
         if headers["transfer-encoding"].lower() != "chunked":
             raise _BadRequest(f"Unsupported Transfer-Encoding {headers['transfer-encoding'][:200]!r}.")
-        return _Request(method, target, await _read_chunked(reader), keep_alive)
+        return _Request(method, target, await _read_chunked(reader), keep_alive, time.monotonic())
     length = headers.get("content-length", "0")
     if not length.isdecimal():
         raise _BadRequest(f"Bad Content-Length {length[:200]!r}.")
     if len(length) > 12 or int(length) > _MAX_BODY:  # the length test first: int() refuses 4,300+ digits
         raise _BadRequest(f"The request body is larger than {_MAX_BODY} bytes.", 413)
-    return _Request(method, target, await reader.readexactly(int(length)), keep_alive)
+    return _Request(method, target, await reader.readexactly(int(length)), keep_alive, time.monotonic())
 
 
 async def _send(writer: asyncio.StreamWriter, response: _Response, close: bool) -> None:
@@ -501,10 +502,12 @@ class OpenAICompatServer:
         problem = _validate(body)
         if problem:
             return _json_response(400, error_body(problem, code="invalid_request"))
-        return await self._serve(body, request.body)
+        return await self._serve(body, request.body, request.arrived)
 
-    async def _serve(self, request: dict, raw: bytes) -> _Response | None:
-        """Answer one valid chat-completion request: latency, then a fault or a completion."""
+    async def _serve(self, request: dict, raw: bytes, arrived: float) -> _Response | None:
+        """Answer one valid chat-completion request `latency` seconds after it `arrived`
+        (the server's own work is inside that time, as a model server's would be): a fault
+        or a completion."""
         with self._lock:
             index = len(self._requests)
             self._requests.append(request)
@@ -515,15 +518,19 @@ class OpenAICompatServer:
             delay = float(self.latency(request) if callable(self.latency) else self.latency)
         except Exception as exc:  # noqa: BLE001 (a broken latency function is the test author's bug: report it)
             return _json_response(500, error_body(f"latency function failed: {exc!r}", "server_error"))
-        await asyncio.sleep(delay)
+        response = self._answer(request, raw, index, fault)
+        if fault == "timeout":
+            delay += self.faults.timeout_seconds  # then answer normally
+        await asyncio.sleep(arrived + delay - time.monotonic())
+        return response
+
+    def _answer(self, request: dict, raw: bytes, index: int, fault: str | None) -> _Response | None:
         if fault == "disconnect":
             return None
         if fault in STATUS_FAULTS:
             status, kind, code, message = STATUS_FAULTS[fault]
             headers = self.faults.retry_after_headers() if fault == "429" else None
             return _json_response(status, error_body(message, kind, code), headers)
-        if fault == "timeout":
-            await asyncio.sleep(self.faults.timeout_seconds)  # then answer normally
         if fault == "malformed_json":
             return _event_stream([MALFORMED_BODY]) if request.get("stream") else _json_response(200, MALFORMED_BODY)
         try:

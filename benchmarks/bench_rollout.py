@@ -1,9 +1,11 @@
 """Rollout throughput.
 
 1. ``llm``: episodes against the local OpenAI-compatible test server (run in its own
-   process) answering every call after ``--latency`` seconds (200 ms by default), with
-   ``--in-flight`` episodes in flight in one asyncio process. Ideal throughput is
-   ``in_flight / latency`` calls per second; the figure is the share of it reached.
+   process) answering every call ``--latency`` seconds (200 ms by default) after it
+   arrives, with ``--in-flight`` episodes in flight in one asyncio process (or split over
+   Ray workers with ``--backend ray``). Ideal throughput is ``in_flight / latency`` calls
+   per second; the figure is the share of it reached, once through the openai client and
+   once with ``Endpoint(direct=True)`` (``liveroom rollout --direct``).
 2. ``ray``: the scripted policy on 1 and on 2 Ray workers; the figure is the speed-up.
 
 Run: ``python benchmarks/bench_rollout.py [llm|ray|both]``
@@ -31,7 +33,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripted-avatar") -> dict:
+def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripted-avatar", backend: str = "async",
+        workers: int = 1, direct: bool = False) -> dict:
     from liveroom_sim.rollout.policy_spec import PolicySpec
     from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
 
@@ -46,20 +49,23 @@ def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripte
                 break
             except OSError:
                 time.sleep(0.1)
-        policy = PolicySpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout_s=60)
+        policy = PolicySpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout_s=60,
+                            direct=direct)
         with tempfile.TemporaryDirectory() as tmp:
             config = RolloutConfig(env=TINY, policy=policy, episodes=episodes, out=Path(tmp) / "r.jsonl",
-                                   backend="async", in_flight=in_flight, record_messages=False, progress=False)
+                                   backend=backend, workers=workers, in_flight=in_flight // workers,
+                                   record_messages=False, progress=False)
             started = time.perf_counter()
             report = run_rollouts(config)
             wall = time.perf_counter() - started
-            rows = [json.loads(line) for line in open(Path(tmp) / "r.jsonl")]
+            with open(Path(tmp) / "r.jsonl") as f:
+                rows = [json.loads(line) for line in f]
     finally:
         server.terminate()
         server.wait()
     calls = sum(r["accounting"].get("calls", 0) for r in rows)
     ideal = in_flight / latency
-    return {"responder": responder, "latency_s": latency, "in_flight": in_flight, "episodes": report["episodes"], "errors": report["errors"],
+    return {"client": "direct" if direct else "openai", "backend": backend, "workers": workers, "responder": responder, "latency_s": latency, "in_flight": in_flight, "episodes": report["episodes"], "errors": report["errors"],
             "calls": calls, "wall_s": round(wall, 2), "calls_per_second": round(calls / wall, 1),
             "ideal_calls_per_second": ideal, "share_of_ideal": round(calls / wall / ideal, 3)}
 
@@ -90,10 +96,17 @@ def main() -> None:
     ap.add_argument("--in-flight", type=int, default=256)
     ap.add_argument("--episodes", type=int, default=512)
     ap.add_argument("--ray-episodes", type=int, default=48)
+    ap.add_argument("--backend", default="async", choices=("async", "ray"), help="for llm: ray splits --in-flight over --workers")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--client", choices=("openai", "direct", "both"), default="both",
+                    help="for llm: the openai client, the direct client (--direct), or both")
     ap.add_argument("--responder", default="scripted-avatar", help="the test server's responder (fixed is cheapest)")
     args = ap.parse_args()
     if args.which in ("llm", "both"):
-        print(json.dumps({"llm": llm(args.latency, args.in_flight, args.episodes, args.responder)}), flush=True)
+        for client in ("openai", "direct") if args.client == "both" else (args.client,):
+            figures = llm(args.latency, args.in_flight, args.episodes, args.responder, args.backend, args.workers,
+                          direct=client == "direct")
+            print(json.dumps({"llm": figures}), flush=True)
     if args.which in ("ray", "both"):
         print(json.dumps({"ray": ray_scaling(args.ray_episodes)}), flush=True)
 

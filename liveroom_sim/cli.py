@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     ro.add_argument("--no-messages", action="store_true", help="leave trajectories out of the records")
     _llm_options(ro)
     ro.add_argument("--direct", action="store_true",
-                    help="async/ray: post LLM calls with aiohttp, not the openai client (~0.6 ms less CPU a call)")
+                    help="async/ray: post LLM calls over a lean HTTP/1.1 client, not the openai client "
+                         "(about half the CPU a call; no proxies; see docs/rollouts.md)")
     ro.set_defaults(func=_rollout)
     tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints")
     tr.add_argument("--env", default="LiveRoom-v0")

@@ -96,6 +96,23 @@ def test_rollout_command_prints_a_closing_report(tmp_path):
     assert json.loads(done.stdout)["episodes"] == 4 and "[rollout] 4/4 episodes" in done.stderr
 
 
+def test_rollout_command_with_a_model_and_the_direct_client_matches_the_openai_client(tmp_path):
+    def rollout(name, *extra):
+        done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli", "rollout", "--env", TINY, "--policy", "openai",
+                               "--model", "m", "--base-url", srv.base_url, "--backend", "async", "--in-flight", "4",
+                               "--episodes", "4", "--group-size", "2", "--out", str(tmp_path / name), *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return _rows(tmp_path / name)
+
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        through_openai, direct = rollout("openai.jsonl"), rollout("direct.jsonl", "--direct")
+    assert [r["policy"].get("direct") for r in direct] == [True] * 4
+    assert all(r["accounting"]["calls"] == r["steps"] > 0 and r["error"] is None for r in direct)
+    key = lambda r: (r["group_id"], r["sample_index"])  # noqa: E731
+    assert [r["return"] for r in sorted(direct, key=key)] == [r["return"] for r in sorted(through_openai, key=key)]
+
+
 @pytest.mark.ray
 def test_ray_backend_matches_serial_with_one_and_two_workers(tmp_path, ray_session):
     _, serial = _run(tmp_path, "s.jsonl")

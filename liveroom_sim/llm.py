@@ -79,8 +79,6 @@ class Endpoint:
         (``openai.DefaultAioHttpClient``; with hundreds of requests in flight, httpx's
         connection pool cost about 2 ms of CPU per request here, aiohttp's about 0.3 ms).
         """
-        import openai
-
         loop = asyncio.get_running_loop()
         if loop not in _ASYNC_CLIENTS:
             clients: dict = {}
@@ -91,10 +89,15 @@ class Endpoint:
         clients = _ASYNC_CLIENTS[loop][0]
         key = (self, self.resolved_base_url(), self._key())
         if key not in clients:
-            clients[key] = DirectChatClient(self) if self.direct else openai.AsyncOpenAI(
-                base_url=key[1], api_key=key[2], timeout=self.timeout_s, max_retries=self.max_retries,
-                http_client=openai.DefaultAioHttpClient())
+            clients[key] = DirectChatClient(self) if self.direct else _async_openai(*key[1:], self)
         return clients[key]
+
+
+def _async_openai(base_url: str | None, api_key: str, endpoint: Endpoint):
+    import openai
+
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=endpoint.timeout_s,
+                              max_retries=endpoint.max_retries, http_client=openai.DefaultAioHttpClient())
 
 
 class DirectChatClient:
@@ -178,9 +181,14 @@ def _retry_after(headers) -> float | None:
 
 
 def _error_message(raw: bytes) -> str:
-    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
-    with contextlib.suppress(ValueError, AttributeError, TypeError):
-        return str(json.loads(raw)["error"]["message"])[:300]
+    """The message of an OpenAI-style (``error.message``) or vLLM-style (``message``)
+    error body, else the body's start."""
+    with contextlib.suppress(ValueError, AttributeError):
+        data = json.loads(raw)
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else data.get("message") or error
+        if message:
+            return str(message)[:300]
     return raw[:300].decode("utf-8", "replace")
 
 

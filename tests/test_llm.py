@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import gymnasium as gym
 import pytest
@@ -244,61 +247,16 @@ def test_demo_against_a_dead_endpoint_ends_the_episode_with_a_reason():
     assert summary["truncated"] and "policy failed" in summary["truncated_reason"]
 
 
-@pytest.mark.parametrize("mode", ["sync", "async", "direct"])
-def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields(mode):
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
-    seen = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            seen["auth"] = self.headers.get("Authorization")
-            seen["body"] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        endpoint = Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", api_key="sk-abc123", direct=mode == "direct")
-        avatar = OpenAIAvatar(endpoint, temperature=0.5, extra_body={"top_k": 3})
-        info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
-        assert (avatar("", info) if mode == "sync" else asyncio.run(avatar.acall("", info))) == "hi"
-    finally:
-        server.shutdown()
-    assert seen["auth"] == "Bearer sk-abc123"
-    assert seen["body"] == {"model": "m", "messages": [{"role": "user", "content": "x"}], "top_k": 3, "temperature": 0.5}
-
-
-def test_direct_calls_read_chunked_answers_and_reuse_keep_alive_connections():
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    connections = set()
+@contextlib.contextmanager
+def _raw_server(do_post):
+    """A bare HTTP/1.1 server on 127.0.0.1 whose POST handler is ``do_post(handler)``;
+    yields its base URL."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):
-            connections.add(self.client_address)
-            self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "chunked hi"}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            for part in (body[:10], body[10:]):
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
-            self.wfile.write(b"0\r\n\r\n")
+            do_post(self)
 
         def log_message(self, *args):
             pass
@@ -306,13 +264,71 @@ def test_direct_calls_read_chunked_answers_and_reuse_keep_alive_connections():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        avatar = OpenAIAvatar(Endpoint("m", f"http://127.0.0.1:{server.server_port}/v1", direct=True))
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+
+
+def _answer(handler, status: int, body: dict, chunked: bool = False) -> None:
+    payload = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header(*(("Transfer-Encoding", "chunked") if chunked else ("Content-Length", str(len(payload)))))
+    handler.end_headers()
+    if chunked:
+        for part in (payload[:10], payload[10:]):
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        payload = b"0\r\n\r\n"
+    handler.wfile.write(payload)
+
+
+HI = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+      "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "direct"])
+def test_requests_carry_the_api_key_as_a_bearer_token_and_extra_body_fields(mode):
+    seen = {}
+
+    def do_post(handler):
+        seen["auth"] = handler.headers.get("Authorization")
+        seen["body"] = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
+        _answer(handler, 200, HI)
+
+    with _raw_server(do_post) as url:
+        avatar = OpenAIAvatar(Endpoint("m", url, api_key="sk-abc123", direct=mode == "direct"),
+                              temperature=0.5, extra_body={"top_k": 3})
+        info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
+        assert (avatar("", info) if mode == "sync" else asyncio.run(avatar.acall("", info))) == "hi"
+    assert seen["auth"] == "Bearer sk-abc123"
+    assert seen["body"] == {"model": "m", "messages": [{"role": "user", "content": "x"}], "top_k": 3, "temperature": 0.5}
+
+
+def test_direct_calls_read_chunked_answers_and_reuse_keep_alive_connections():
+    connections = set()
+
+    def do_post(handler):
+        connections.add(handler.client_address)
+        handler.rfile.read(int(handler.headers["Content-Length"]))
+        _answer(handler, 200, HI, chunked=True)
+
+    with _raw_server(do_post) as url:
+        avatar = OpenAIAvatar(Endpoint("m", url, direct=True))
         info = {"messages": [{"role": "user", "content": "x"}], "tools": []}
 
         async def three_calls():
             return [await avatar.acall("", info) for _ in range(3)]
 
-        assert asyncio.run(three_calls()) == ["chunked hi"] * 3
-    finally:
-        server.shutdown()
+        assert asyncio.run(three_calls()) == ["hi"] * 3
     assert len(connections) == 1  # one keep-alive connection served all three
+
+
+def test_direct_call_errors_carry_the_servers_message_in_vllm_style_too():
+    def do_post(handler):
+        handler.rfile.read(int(handler.headers["Content-Length"]))
+        _answer(handler, 400, {"object": "error", "message": "prompt is 40000 tokens, over 32768", "code": 400})
+
+    with _raw_server(do_post) as url:
+        avatar = OpenAIAvatar(Endpoint("m", url, direct=True))
+        with pytest.raises(EndpointError, match="HTTP 400: prompt is 40000 tokens"):
+            asyncio.run(avatar.acall("", {"messages": [{"role": "user", "content": "x"}], "tools": []}))

@@ -25,6 +25,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
+from liveroom_sim.errors import LiveRoomError
+
+
+class EndpointError(LiveRoomError):
+    """An endpoint failed (after retries) or answered nothing usable."""
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -108,7 +114,7 @@ class DirectChatClient:
     endpoint's ``max_retries`` (a server's ``x-should-retry`` header overrides), after the
     server's ``retry-after-ms`` / ``Retry-After`` when it asks for at most 60 s, else an
     exponential 0.5 s, 1 s, 2 s ... up to 8 s, less up to 25 % jitter. What still fails
-    raises :class:`LLMCallError` naming the status and the server's message. Proxies are
+    raises :class:`EndpointError` naming the status and the server's message. Proxies are
     not supported: with ``HTTP(S)_PROXY`` set for the endpoint it refuses to start.
     """
 
@@ -119,7 +125,7 @@ class DirectChatClient:
         base = (endpoint.resolved_base_url() or "https://api.openai.com/v1").rstrip("/")
         url = urllib.parse.urlsplit(base)
         if not urllib.request.proxy_bypass(url.hostname or "") and urllib.request.getproxies().get(url.scheme):
-            raise LLMCallError(f"direct calls do not go through proxies, and one is set for {url.hostname}: add it "
+            raise EndpointError(f"direct calls do not go through proxies, and one is set for {url.hostname}: add it "
                                "to NO_PROXY, or use the openai client (Endpoint(direct=False), no --direct)")
         self.target = (url.path or "") + "/chat/completions"
         self.headers = [("Authorization", f"Bearer {endpoint._key()}"), ("Content-Type", "application/json"),
@@ -136,13 +142,13 @@ class DirectChatClient:
                 status, headers, raw = await self.http.post(self.target, self.headers, data, self.endpoint.timeout_s)
                 if status < 400:
                     return json.loads(raw)
-                error = LLMCallError(f"HTTP {status}: {_error_message(raw)}")
+                error = EndpointError(f"HTTP {status}: {_error_message(raw)}")
                 retry = _should_retry(status, headers.get("x-should-retry"))
                 retry_after = _retry_after(headers)
             except TimeoutError:
-                error, retry = LLMCallError(f"the request timed out after {self.endpoint.timeout_s:g} s"), True
+                error, retry = EndpointError(f"the request timed out after {self.endpoint.timeout_s:g} s"), True
             except OSError as exc:  # refused, reset, dropped, bad HTTP, TLS
-                error, retry = LLMCallError(f"connection error: {type(exc).__name__}: {exc}"), True
+                error, retry = EndpointError(f"connection error: {type(exc).__name__}: {exc}"), True
             if not retry or attempt == self.endpoint.max_retries:
                 raise error
             wait = min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * self._jitter.random())
@@ -154,10 +160,6 @@ class DirectChatClient:
 
     async def close(self) -> None:
         await self.http.close()
-
-
-class LLMCallError(Exception):
-    """A direct chat-completions call that failed after its retries."""
 
 
 def _should_retry(status: int, header: str | None) -> bool:
@@ -196,7 +198,8 @@ def _post_options(body: dict) -> dict:
     """``client.post`` arguments: the body as plain JSON, the raw response back (the typed
     ``create()`` walks every message with typing introspection, about 10 ms a call for a
     live-room prompt, and the typed completion costs 0.2 ms more to build)."""
-    return {"body": body, "cast_to": _client_types()[0], "options": _client_types()[1]}
+    cast_to, options = _client_types()
+    return {"body": body, "cast_to": cast_to, "options": options}
 
 
 @functools.cache

@@ -14,12 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from liveroom_sim.errors import LiveRoomError
-from liveroom_sim.llm import Endpoint, redact
+from liveroom_sim.llm import Endpoint, EndpointError, redact
 
-
-class EndpointError(LiveRoomError):
-    """The policy's endpoint failed (after retries) or answered nothing usable."""
+__all__ = ["Accounting", "EndpointError", "OpenAIAvatar"]
 
 
 @dataclass

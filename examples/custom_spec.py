@@ -10,7 +10,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import liveroom_sim
-from liveroom_sim.paths import ENVS_DIR
+from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.policies import ScriptedAvatar
 
 SPEC = f"""\

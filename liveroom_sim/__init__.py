@@ -17,9 +17,9 @@ from pathlib import Path
 import gymnasium as gym
 
 from liveroom_sim.errors import LiveRoomError, SpecError, UnknownNameError
-from liveroom_sim.paths import ENVS_DIR
+from liveroom_sim.world.paths import ENVS_DIR
 
-__all__ = ["register_envs", "register_spec", "LiveRoomError", "SpecError", "UnknownNameError", "__version__"]
+__all__ = ["register_envs", "register_spec", "resolve_env_id", "LiveRoomError", "SpecError", "UnknownNameError", "__version__"]
 __version__ = "0.1.0"
 
 _ENTRY_POINT = "liveroom_sim.env:LiveRoomEnv"
@@ -53,6 +53,19 @@ def register_envs() -> list[str]:
             gym.register(id=path.stem, entry_point=_ENTRY_POINT, kwargs={"spec": str(path)})
         ids.append(path.stem)
     return ids
+
+
+def resolve_env_id(env: str) -> str:
+    """A registered env id for ``env``: an id, or a spec file (which gets registered).
+
+    Raises:
+        UnknownNameError: ``env`` is neither, with the closest registered ids.
+    """
+    if env.endswith((".yaml", ".yml")):
+        env = register_spec(env)
+    if env not in gym.registry:
+        raise UnknownNameError("env", env, [k for k in gym.registry if k.startswith("LiveRoom") or "liveroom" in k.lower()])
+    return env
 
 
 register_envs()

@@ -1,4 +1,4 @@
-"""The Gymnasium environment: a thin adapter over :class:`liveroom_sim.room.Room`."""
+"""The Gymnasium environment: a thin adapter over :class:`liveroom_sim.sim.room.Room`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from liveroom_sim.augment import AugmentConfig
-from liveroom_sim.render import render_room
-from liveroom_sim.room import Room
+from liveroom_sim.harness.augment import AugmentConfig
+from liveroom_sim.sim.render import render_room
+from liveroom_sim.sim.room import Room
 from liveroom_sim.spaces import UnicodeText
 from liveroom_sim.spec import World, load_spec
 
@@ -59,8 +59,8 @@ class LiveRoomEnv(gym.Env[str, str]):
       (prints it).
     - ``reward_model``: optional replacement :class:`~liveroom_sim.rewards.model.RewardModel`.
     - ``harness_augmentation``: Harness-State Augmentation settings (a dict or
-      :class:`~liveroom_sim.augment.AugmentConfig`) overriding the spec's; see
-      :mod:`liveroom_sim.augment`.
+      :class:`~liveroom_sim.harness.augment.AugmentConfig`) overriding the spec's; see
+      :mod:`liveroom_sim.harness.augment`.
 
     ## Version History
     - v0: initial release. ``LiveRoom-HarnessVariant-v0`` is LiveRoom-v0 with

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from liveroom_sim.errors import LiveRoomError
-from liveroom_sim.llm import redact
+from liveroom_sim.llm.client import redact
 
 
 @dataclass

@@ -16,17 +16,17 @@ from typing import Literal
 
 import pydantic
 
-from liveroom_sim import datafile
-from liveroom_sim.augment import AugmentConfig
-from liveroom_sim.campaign import Campaign, load_campaign
-from liveroom_sim.catalog import Catalog, load_catalog
-from liveroom_sim.datafile import Frozen
 from liveroom_sim.errors import SpecError, UnknownNameError
-from liveroom_sim.harness import Harness, load_harness
-from liveroom_sim.paths import PERSONAS_DIR
-from liveroom_sim.personas import Persona, load_personas
-from liveroom_sim.phrasebook import Phrasebook, load_phrasebook
-from liveroom_sim.rules import RuleSet
+from liveroom_sim.harness.augment import AugmentConfig
+from liveroom_sim.harness.core import Harness, load_harness
+from liveroom_sim.world import datafile
+from liveroom_sim.world.campaign import Campaign, load_campaign
+from liveroom_sim.world.catalog import Catalog, load_catalog
+from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.paths import PERSONAS_DIR
+from liveroom_sim.world.personas import Persona, load_personas
+from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
+from liveroom_sim.world.rules import RuleSet
 
 COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness")
 
@@ -45,7 +45,7 @@ class StreamConfig(Frozen):
 
 
 class LLMViewerConfig(Frozen):
-    """Viewers whose messages an LLM phrases (see :mod:`liveroom_sim.llm_viewers`)."""
+    """Viewers whose messages an LLM phrases (see :mod:`liveroom_sim.llm.viewers`)."""
 
     model: str
     base_url: str | None = None

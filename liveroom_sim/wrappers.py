@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from liveroom_sim.augment import OPERATORS, AugmentConfig
+from liveroom_sim.harness.augment import OPERATORS, AugmentConfig
 
 
 class HarnessAugmentation(gym.Wrapper):
@@ -13,7 +13,7 @@ class HarnessAugmentation(gym.Wrapper):
     Args:
         env: A LiveRoom env (wrapped or not).
         probability: Chance that an episode's harness is augmented (drawn at reset).
-        operators: Which operators (see :data:`liveroom_sim.augment.OPERATORS`).
+        operators: Which operators (see :data:`liveroom_sim.harness.augment.OPERATORS`).
         at_harness_change: Augment again after each mid-stream harness change.
 
     Example:

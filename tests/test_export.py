@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import liveroom_sim  # noqa: F401
-from liveroom_sim.export import export_sft
+from liveroom_sim.train.sft import export_sft
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.testing import OpenAICompatServer, policy_responder
 
@@ -46,7 +46,7 @@ def test_export_sft_command_with_an_openai_compatible_teacher(tmp_path):
     out = tmp_path / "sft.jsonl"
     with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
         done = subprocess.run(
-            [sys.executable, "-m", "liveroom_sim.cli", "export-sft", "--env", TINY, "--episodes", "1",
+            [sys.executable, "-m", "liveroom_sim.cli.main", "export-sft", "--env", TINY, "--episodes", "1",
              "--augment", "2", "--out", str(out), "--base-url", srv.base_url, "--model", "teacher"],
             capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -187,7 +187,7 @@ def test_llm_viewers_phrase_messages_and_fall_back_to_templates_on_failure(tmp_p
         draft = request["messages"][-1]["content"].splitlines()[-1]
         return "yo " + draft
     spec = tmp_path / "llmview-v0.yaml"
-    base = (liveroom_sim.paths.ENVS_DIR / "LiveRoom-v0.yaml").resolve()
+    base = (liveroom_sim.world.paths.ENVS_DIR / "LiveRoom-v0.yaml").resolve()
     with OpenAICompatServer(rephrase) as srv:
         spec.write_text(f"extends: {base}\nid: LLMView-v0\nviewers:\n  llm: {{model: m, base_url: '{srv.base_url}'}}\n")
         env = gym.make(liveroom_sim.register_spec(spec)).unwrapped
@@ -214,7 +214,7 @@ def _cli(*args, env=None, timeout=120):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "liveroom_sim.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 

@@ -11,9 +11,9 @@ import gymnasium as gym
 import pytest
 
 import liveroom_sim
-from liveroom_sim.campaign import CampaignEvent
+from liveroom_sim.world.campaign import CampaignEvent
 from liveroom_sim.errors import SpecError
-from liveroom_sim.paths import ENVS_DIR, PERSONAS_DIR
+from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR
 from liveroom_sim.spec import load_spec
 
 TINY_DIR = Path(__file__).parent / "fixtures" / "tiny"
@@ -176,7 +176,7 @@ def test_builtin_campaigns_use_every_event_type(env_id):
 
 
 def test_builtin_personas_cover_the_archetypes_in_both_languages():
-    from liveroom_sim.personas import load_personas
+    from liveroom_sim.world.personas import load_personas
 
     files = {p.stem for p in PERSONAS_DIR.glob("*.yaml")}
     personas = load_personas([PERSONAS_DIR])

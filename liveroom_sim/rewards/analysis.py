@@ -9,11 +9,18 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from liveroom_sim.catalog import Catalog
-from liveroom_sim.facts import Fact
-from liveroom_sim.market import Market, apply_coupon
 from liveroom_sim.rewards.rulebook import CLAUSE, rulebook
-from liveroom_sim.text import Quantity, contains, mentions, normalize, normalize_phrase, quantities
+from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.facts import Fact
+from liveroom_sim.world.market import Market, apply_coupon
+from liveroom_sim.world.text import (
+    Quantity,
+    contains,
+    mentions,
+    normalize,
+    normalize_phrase,
+    quantities,
+)
 
 _CODE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
 _CLAUSE = CLAUSE

@@ -18,15 +18,15 @@ from typing import Any, Literal
 
 import pydantic
 
-from liveroom_sim import campaign as ev
-from liveroom_sim.datafile import Frozen
 from liveroom_sim.errors import SpecError
-from liveroom_sim.facts import required_facts
-from liveroom_sim.harness import Constraints
-from liveroom_sim.market import Market
-from liveroom_sim.paths import ENVS_DIR
+from liveroom_sim.harness.core import Constraints
 from liveroom_sim.rewards.context import Outcome, Question, TurnContext
 from liveroom_sim.spec import World, load_spec
+from liveroom_sim.world import campaign as ev
+from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.facts import required_facts
+from liveroom_sim.world.market import Market
+from liveroom_sim.world.paths import ENVS_DIR
 
 _EVENTS = pydantic.TypeAdapter(list[ev.CampaignEvent])
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from liveroom_sim.rewards.rulebook import rulebook, said
-from liveroom_sim.rules import SEVERITY_COST
-from liveroom_sim.text import contains
+from liveroom_sim.world.rules import SEVERITY_COST
+from liveroom_sim.world.text import contains
 
 
 class Score(NamedTuple):

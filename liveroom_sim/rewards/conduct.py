@@ -8,7 +8,7 @@ import re
 from functools import lru_cache
 
 from liveroom_sim.rewards.components import Score, _clamp
-from liveroom_sim.text import contains, mention_pattern, normalize
+from liveroom_sim.world.text import contains, mention_pattern, normalize
 
 #: Question intents answered by refusing (politely) rather than with facts.
 REFUSE_INTENTS = ("bait", "inject")

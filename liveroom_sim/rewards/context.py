@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from liveroom_sim.facts import Fact
-from liveroom_sim.harness import Harness
-from liveroom_sim.market import Market
+from liveroom_sim.harness.core import Harness
 from liveroom_sim.rewards.analysis import analyze
+from liveroom_sim.world.facts import Fact
+from liveroom_sim.world.market import Market
 
 
 @dataclass(frozen=True, slots=True)

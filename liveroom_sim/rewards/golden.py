@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pydantic
 
-from liveroom_sim.datafile import _describe
 from liveroom_sim.errors import SpecError, did_you_mean
 from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
 from liveroom_sim.spec import COMPONENTS
+from liveroom_sim.world.datafile import _describe
 
 #: The keys ``expected`` may hold: the components, and the weighted ``total``.
 EXPECTED_KEYS = (*COMPONENTS, "total")

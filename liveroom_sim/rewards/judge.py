@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 
-from liveroom_sim.llm import Endpoint, redact
+from liveroom_sim.llm.client import Endpoint, redact
 from liveroom_sim.rewards.components import Score, _clamp
 
 _PROMPT = (

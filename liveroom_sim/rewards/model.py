@@ -53,7 +53,7 @@ class RewardModel:
         self.config = config
         self.weights = dict(config.weights)
         if judge is None and config.judge is not None:
-            from liveroom_sim.llm import Endpoint
+            from liveroom_sim.llm.client import Endpoint
             from liveroom_sim.rewards.judge import LLMJudge
 
             j = config.judge

@@ -1,6 +1,6 @@
 """The rules in force, compiled once for fast matching against many replies.
 
-A :class:`~liveroom_sim.rules.RuleSet` is frozen; its rulebook (normalised phrases, the
+A :class:`~liveroom_sim.world.rules.RuleSet` is frozen; its rulebook (normalised phrases, the
 refusal pattern) is built the first time a reply is checked against it and kept as long
 as the rule set lives.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from liveroom_sim.rules import RuleSet
-from liveroom_sim.text import normalize_phrase, phrase_pattern
+from liveroom_sim.world.rules import RuleSet
+from liveroom_sim.world.text import normalize_phrase, phrase_pattern
 
 # A refusal covers its own clause only: "I can't say that, but it's the best" says it.
 CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut\b|\bhowever\b|但是|不过|可是)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from liveroom_sim.datafile import Frozen
+from liveroom_sim.world.datafile import Frozen
 
 
 class PolicySpec(Frozen):
@@ -49,10 +49,10 @@ class PolicySpec(Frozen):
 
     def build(self, sample_seed: int = 0):
         """The policy for one episode; ``sample_seed`` makes a group's samples independent."""
-        from liveroom_sim.policies import make_policy
+        from liveroom_sim.policies.factory import make_policy
 
         if self.kind == "learned":
-            from liveroom_sim.learner import LearnedAvatar
+            from liveroom_sim.policies.learned import LearnedAvatar
 
             if self.parameters is not None:
                 return LearnedAvatar(self.parameters, sample_seed)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from liveroom_sim.learner import group_advantages
+from liveroom_sim.rollout.advantages import group_advantages
 
 
 def episode_record(group_id: int, sample_index: int, seed: int, env_id: str, policy: dict, result=None,

@@ -20,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from liveroom_sim import resolve_env_id
 from liveroom_sim.rollout.policy_spec import PolicySpec
 from liveroom_sim.rollout.records import RecordFile, episode_record
 
@@ -115,7 +116,7 @@ async def aplay_job(env_id: str, policy: PolicySpec, job: Job, record_messages: 
 
 
 def _failed(env_id: str, policy: PolicySpec, job: Job, exc: Exception) -> dict:
-    from liveroom_sim.llm import redact
+    from liveroom_sim.llm.client import redact
 
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
@@ -148,9 +149,7 @@ class Progress:
 def run_rollouts(config: RolloutConfig) -> dict:
     """Play the rollouts of ``config``; returns the closing report (also the file's
     records are complete when this returns)."""
-    from liveroom_sim.cli import _env_id
-
-    env_id = _env_id(config.env)
+    env_id = resolve_env_id(config.env)
     records = RecordFile(config.out, resume=config.resume)
     todo, skipped = jobs_for(config, records)
     report = Report(skipped=skipped)

@@ -129,7 +129,7 @@ def policy_responder(policy: Callable[[str, dict], str]) -> Responder:
 
 
 def _scripted_avatar() -> Responder:
-    from liveroom_sim.policies import ScriptedAvatar
+    from liveroom_sim.policies.scripted import ScriptedAvatar
 
     return policy_responder(ScriptedAvatar())
 

@@ -33,7 +33,7 @@ from liveroom_sim.integrations.trl import (
 )
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 from liveroom_sim.spec import COMPONENTS
-from liveroom_sim.tools import TOOLS
+from liveroom_sim.harness.tools import TOOLS
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny-v0.yaml"
 

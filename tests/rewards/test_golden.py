@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from liveroom_sim.cli_rewards import main
+from liveroom_sim.cli.rewards import main
 from liveroom_sim.errors import SpecError
 from liveroom_sim.rewards import golden
 from liveroom_sim.rewards.golden import assert_reward_cases, check_cases, load_cases

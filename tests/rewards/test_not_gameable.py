@@ -10,7 +10,8 @@ import pytest
 
 import liveroom_sim  # noqa: F401
 from liveroom_sim.episode import play
-from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar, _waiting
+from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from liveroom_sim.policies.reading import _waiting
 from liveroom_sim.spec import COMPONENTS
 
 SEEDS = range(50)

@@ -48,7 +48,7 @@ def test_advantages_are_normalised_within_each_group():
 
 
 def test_a_learned_policy_samples_independently_within_a_group(tmp_path):
-    from liveroom_sim.learner import initial_parameters
+    from liveroom_sim.policies.learned import initial_parameters
 
     report, rows = _run(tmp_path, policy=PolicySpec(kind="learned", parameters=initial_parameters(0.0)))
     returns = [r["return"] for r in rows if r["group_id"] == 0]
@@ -89,7 +89,7 @@ def test_a_failing_endpoint_is_recorded_and_the_batch_goes_on(tmp_path):
 
 def test_rollout_command_prints_a_closing_report(tmp_path):
     out = tmp_path / "cli.jsonl"
-    done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli", "rollout", "--env", TINY, "--policy", "naive",
+    done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", "rollout", "--env", TINY, "--policy", "naive",
                            "--episodes", "4", "--group-size", "2", "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -98,7 +98,7 @@ def test_rollout_command_prints_a_closing_report(tmp_path):
 
 def test_rollout_command_with_a_model_and_the_direct_client_matches_the_openai_client(tmp_path):
     def rollout(name, *extra):
-        done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli", "rollout", "--env", TINY, "--policy", "openai",
+        done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", "rollout", "--env", TINY, "--policy", "openai",
                                "--model", "m", "--base-url", srv.base_url, "--backend", "async", "--in-flight", "4",
                                "--episodes", "4", "--group-size", "2", "--out", str(tmp_path / name), *extra],
                               capture_output=True, text=True, timeout=120)

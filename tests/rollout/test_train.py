@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from liveroom_sim.learner import GRPOLearner, LearnedAvatar, initial_parameters
+from liveroom_sim.policies.learned import LearnedAvatar, initial_parameters
+from liveroom_sim.train.learner import GRPOLearner
 from liveroom_sim.rollout.policy_spec import PolicySpec
 
 TINY = "tests/fixtures/tiny/tiny-v0.yaml"
@@ -30,7 +31,7 @@ def test_an_update_moves_probability_toward_decisions_with_positive_advantage():
 @pytest.mark.slow
 def test_train_command_raises_the_mean_return_toward_the_scripted_host(tmp_path):
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli", "train", "--env", TINY, "--iterations", "12",
+    done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", "train", "--env", TINY, "--iterations", "12",
                            "--group-size", "8", "--groups", "4", "--out", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,182 @@
+"""Harness-State Augmentation (HSA): task-preserving random changes to the harness.
+
+Each operator changes only how the harness *presents* the task: tool and field names,
+descriptions, prompt sections and their format, skill wording and order, interaction
+constraints (with the reward's checks of them, which read the same constraints). The
+catalog, campaign, viewers and every question's ground truth are untouched, so a policy
+that reads its harness scores the same under any variant.
+
+Example:
+    >>> import numpy as np
+    >>> from liveroom_sim.spec import load_spec
+    >>> from liveroom_sim.world.paths import ENVS_DIR
+    >>> h = load_spec(ENVS_DIR / "LiveRoom-v0.yaml").harness
+    >>> v = augment(h, "en", np.random.default_rng(0), ("rename_tools",))
+    >>> sorted(v.tools) == sorted(h.tools), v.tool_name("get_product") != "get_product"
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pydantic
+
+from liveroom_sim.harness.core import Constraints, Harness
+from liveroom_sim.world import datafile
+from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.paths import ENVS_DIR
+
+OPERATORS = (
+    "rename_tools", "rename_fields", "redescribe", "reorder_sections", "reformat",
+    "paraphrase_skills", "reorder_skills", "vary_constraints",
+)
+
+
+class AugmentConfig(Frozen):
+    """When and how to augment: ``probability`` per episode (drawn at reset), which
+    ``operators``, and whether to augment again after each mid-stream harness change."""
+
+    probability: pydantic.confloat(ge=0.0, le=1.0) = 1.0
+    operators: tuple[str, ...] = OPERATORS
+    at_harness_change: bool = False
+
+    @pydantic.field_validator("operators")
+    @classmethod
+    def _known(cls, value):
+        unknown = sorted(set(value) - set(OPERATORS))
+        if unknown:
+            raise ValueError(f"unknown operators {unknown}; expected some of {list(OPERATORS)}")
+        return value
+
+
+class Pools(Frozen):
+    """The alternatives operators draw from (``envs/harness/hsa.yaml``)."""
+
+    tool_names: dict[str, tuple[str, ...]]
+    field_names: dict[str, tuple[str, ...]]
+    descriptions: dict[str, dict[str, tuple[str, ...]]]
+    section_titles: dict[str, dict[str, tuple[str, ...]]]
+    paraphrases: dict[str, dict[str, tuple[str, ...]]]
+    constraints: dict[str, dict[str, tuple] | tuple]
+
+
+@lru_cache(maxsize=4)
+def load_pools(path: str = str(ENVS_DIR / "harness" / "hsa.yaml")) -> Pools:
+    return datafile.load(Pools, path)
+
+
+def augment(harness: Harness, language: str, rng: np.random.Generator,
+            operators: tuple[str, ...] = OPERATORS, pools: Pools | None = None) -> Harness:
+    """A task-preserving variant of ``harness``; operators run in :data:`OPERATORS` order.
+
+    Args:
+        harness: The harness to vary.
+        language: Picks descriptions, titles and paraphrases.
+        rng: The augmentation's own generator (never the episode's: viewers must behave
+            the same with and without augmentation).
+        operators: Which operators to apply.
+    """
+    pools = pools or load_pools()
+    h = harness
+    for op in OPERATORS:
+        if op in operators:
+            h = _OPS[op](h, language, rng, pools)
+    return h
+
+
+def _pick(rng: np.random.Generator, options):
+    return options[int(rng.integers(len(options)))]
+
+
+def _rename_tools(h: Harness, lang, rng, pools: Pools) -> Harness:
+    taken: set[str] = set()
+    tools = {}
+    for canonical, view in h.tools.items():
+        options = [n for n in pools.tool_names.get(canonical, ()) if n not in taken and n != view.name]
+        name = _pick(rng, options) if options else view.name
+        taken.add(name)
+        tools[canonical] = view.model_copy(update={"name": name})
+    return h.model_copy(update={"tools": tools})
+
+
+def _tool_fields(canonical: str) -> list[str]:
+    from liveroom_sim.harness.tools import TOOLS
+
+    return list(TOOLS[canonical].params)
+
+
+def _rename_fields(h: Harness, lang, rng, pools: Pools) -> Harness:
+    tools = {}
+    for canonical, view in h.tools.items():
+        fields = dict(view.fields)
+        for f in _tool_fields(canonical):
+            if pools.field_names.get(f):
+                fields[f] = _pick(rng, pools.field_names[f])
+        tools[canonical] = view.model_copy(update={"fields": fields})
+    return h.model_copy(update={"tools": tools})
+
+
+def _redescribe(h: Harness, lang, rng, pools: Pools) -> Harness:
+    texts = pools.descriptions.get(lang, {})
+    tools = {}
+    for canonical, view in h.tools.items():
+        update: dict = {}
+        if texts.get(canonical):
+            update["description"] = _pick(rng, texts[canonical])
+        docs = {f: _pick(rng, texts[f]) for f in _tool_fields(canonical) if texts.get(f)}
+        if docs:
+            update["field_descriptions"] = {**view.field_descriptions, **docs}
+        tools[canonical] = view.model_copy(update=update)
+    return h.model_copy(update={"tools": tools})
+
+
+def _reorder_sections(h: Harness, lang, rng, pools: Pools) -> Harness:
+    order = rng.permutation(len(h.sections))
+    return h.model_copy(update={"sections": tuple(h.sections[i] for i in order)})
+
+
+def _reformat(h: Harness, lang, rng, pools: Pools) -> Harness:
+    titles = pools.section_titles.get(lang, {})
+    sections = tuple(s.model_copy(update={"title": _pick(rng, titles[s.name])}) if titles.get(s.name) else s
+                     for s in h.sections)
+    return h.model_copy(update={"format": _pick(rng, ("markdown", "xml", "json")), "sections": sections})
+
+
+def _paraphrase_skills(h: Harness, lang, rng, pools: Pools) -> Harness:
+    table = pools.paraphrases.get(lang, {})
+    skills = []
+    for sk in h.skills:
+        text = sk.instructions
+        for phrase, options in table.items():
+            if phrase in text:
+                text = text.replace(phrase, _pick(rng, options))
+        skills.append(sk.model_copy(update={"instructions": text}))
+    return h.model_copy(update={"skills": tuple(skills)})
+
+
+def _reorder_skills(h: Harness, lang, rng, pools: Pools) -> Harness:
+    order = rng.permutation(len(h.skills))
+    return h.model_copy(update={"skills": tuple(h.skills[i] for i in order)})
+
+
+def _vary_constraints(h: Harness, lang, rng, pools: Pools) -> Harness:
+    c = pools.constraints
+
+    def options(key):
+        v = c.get(key, ())
+        return v.get(lang, ()) if isinstance(v, dict) else v
+
+    update = {}
+    for key in ("max_chars", "mention_format", "greeting", "sign_off"):
+        if options(key):
+            update[key] = _pick(rng, options(key))
+    return h.model_copy(update={"constraints": Constraints(**{**h.constraints.model_dump(), **update})})
+
+
+_OPS = {
+    "rename_tools": _rename_tools, "rename_fields": _rename_fields, "redescribe": _redescribe,
+    "reorder_sections": _reorder_sections, "reformat": _reformat, "paraphrase_skills": _paraphrase_skills,
+    "reorder_skills": _reorder_skills, "vary_constraints": _vary_constraints,
+}

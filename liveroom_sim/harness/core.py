@@ -1,0 +1,142 @@
+"""The harness as data: system-prompt sections, skills, hooks, tool names and constraints.
+
+A harness lives in a folder under ``envs/harness/``: ``harness.yaml`` plus one folder per
+skill holding a ``SKILL.md`` (front matter ``name`` and ``when``, then instructions).
+Tool *behaviour* and argument types come from :mod:`liveroom_sim.harness.tools`; the harness only
+decides which tools are offered and under what names and descriptions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pydantic
+import yaml
+
+from liveroom_sim.errors import SpecError
+from liveroom_sim.world import datafile
+from liveroom_sim.world.datafile import Frozen
+
+
+class PromptSection(Frozen):
+    """One named section of the system prompt; ``text`` may use ``{placeholders}``."""
+
+    name: str
+    title: str
+    text: str
+
+
+class ToolView(Frozen):
+    """How the harness presents one tool: its name, description and field names."""
+
+    name: str = pydantic.Field(pattern=r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+    description: str | None = None
+    fields: dict[str, str] = {}
+    field_descriptions: dict[str, str] = {}
+
+
+class Skill(Frozen):
+    """A named instruction document, loaded ``always`` or when its trigger words appear."""
+
+    name: str
+    when: str = "always"
+    triggers: tuple[str, ...] = ()
+    instructions: str
+
+
+class Hook(Frozen):
+    """A declarative check around a reply.
+
+    Types: ``max_length`` (reply longer than the constraint), ``banned_phrases`` (a
+    banned phrase of the rules in force), ``required_mention`` (the asker is not
+    addressed in the mention format), ``format`` (the reply is not plain speech: JSON,
+    code fences or tool-call markup). Actions: ``block`` (not delivered),
+    ``block_retry`` (not delivered; the policy gets one more turn with the hook's
+    message), ``warn`` (delivered; counted).
+    """
+
+    type: Literal["max_length", "banned_phrases", "required_mention", "format"]
+    action: Literal["block", "block_retry", "warn"] = "warn"
+    message: str
+
+
+class Constraints(Frozen):
+    """Interaction constraints the harness asks of every reply.
+
+    ``greeting``: text every reply begins with (right after the mention);
+    ``sign_off``: text every reply ends with. Both off when ``None``.
+    """
+
+    max_chars: pydantic.PositiveInt = 280
+    mention_format: str = pydantic.Field("@{name}", pattern=r"^[^{}]*\{name\}[^{}]*$")
+    greeting: str | None = None
+    sign_off: str | None = None
+
+
+class Harness(Frozen):
+    """A complete harness state."""
+
+    format: Literal["markdown", "xml", "json"] = "markdown"
+    sections: tuple[PromptSection, ...] = pydantic.Field(min_length=1)
+    tools: dict[str, ToolView] = pydantic.Field(min_length=1)
+    skills: tuple[Skill, ...] = ()
+    hooks: tuple[Hook, ...] = ()
+    constraints: Constraints = Constraints()
+
+    def tool_name(self, canonical: str) -> str:
+        """The name the policy must use now for canonical tool ``canonical``."""
+        return self.tools[canonical].name
+
+    def after(self, change) -> "Harness":
+        """This harness after a campaign ``harness_change``: tools renamed (canonical name
+        -> new name) and a skill added or replaced."""
+        tools = {k: v.model_copy(update={"name": change.rename_tool[k]}) if k in change.rename_tool else v
+                 for k, v in self.tools.items()}
+        skills = self.skills
+        if change.skill:
+            new = Skill(name=change.skill, when=change.skill_when, instructions=change.skill_text or "")
+            skills = tuple(s for s in skills if s.name != change.skill) + (new,)
+        return self.model_copy(update={"tools": tools, "skills": skills})
+
+    def canonical_tool(self, name: str) -> str | None:
+        """The canonical tool called ``name`` under this harness, or ``None``."""
+        for canonical, view in self.tools.items():
+            if view.name == name:
+                return canonical
+        return None
+
+
+def load_skill(path: Path) -> Skill:
+    """Parse a ``SKILL.md``: YAML front matter between ``---`` lines, then instructions."""
+    text = Path(path).read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        raise SpecError(path, ["front matter: expected the file to start with '---' and YAML (name, when)"])
+    try:
+        _, head, body = text.split("---", 2)
+        meta = yaml.safe_load(head) or {}
+    except (ValueError, yaml.YAMLError) as exc:
+        raise SpecError(path, [f"front matter: expected YAML between '---' lines ({exc})"]) from None
+    if not isinstance(meta, dict):
+        raise SpecError(path, ["front matter: expected a mapping with name and when"])
+    return datafile.validate(Skill, {**meta, "instructions": body.strip()}, path)
+
+
+def load_harness(folder: Path | str) -> Harness:
+    """Load a harness folder (``harness.yaml`` and ``*/SKILL.md``)."""
+    folder = Path(folder)
+    base = datafile.load(Harness, folder / "harness.yaml")
+    skills = tuple(load_skill(p) for p in sorted(folder.glob("*/SKILL.md")))
+    known = set(_tool_registry())
+    unknown = sorted(set(base.tools) - known)
+    if unknown:
+        raise SpecError(folder / "harness.yaml", [f"field 'tools': unknown tools {unknown}; expected some of {sorted(known)}"])
+    return base.model_copy(update={"skills": base.skills + skills})
+
+
+def _tool_registry():
+    from liveroom_sim.harness.tools import (
+        TOOLS,  # tools import catalog data only; no cycle at import time
+    )
+
+    return TOOLS

@@ -1,0 +1,27 @@
+"""Build a built-in or LLM policy by name (the command line's ``--policy``)."""
+
+from __future__ import annotations
+
+from liveroom_sim.errors import UnknownNameError
+from liveroom_sim.policies.naive import NaiveAvatar
+from liveroom_sim.policies.scripted import ScriptedAvatar
+
+
+def make_policy(name: str, **options):
+    """Build a policy by name: ``scripted``, ``naive`` or ``openai``.
+
+    ``openai`` takes ``model`` and optionally ``base_url``, ``api_key``, ``timeout_s``,
+    ``max_retries``, ``direct`` (see :class:`liveroom_sim.llm.client.Endpoint`) and sampling
+    options (see :class:`liveroom_sim.llm.avatar.OpenAIAvatar`).
+    """
+    if name == "openai":
+        from liveroom_sim.llm.avatar import OpenAIAvatar
+        from liveroom_sim.llm.client import Endpoint
+
+        endpoint_keys = ("model", "base_url", "api_key", "timeout_s", "max_retries", "direct")
+        endpoint = Endpoint(**{k: options.pop(k) for k in endpoint_keys if k in options})
+        return OpenAIAvatar(endpoint, **options)
+    policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}
+    if name not in policies:
+        raise UnknownNameError("policy", name, [*policies, "openai"])
+    return policies[name]()

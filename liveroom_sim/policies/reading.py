@@ -1,0 +1,102 @@
+"""What the built-in avatars read from a prompt: the waiting chat, the lineup, the
+language, the phrasebook, and which tool plays which role, under any harness."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from liveroom_sim.world.paths import ENVS_DIR
+from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
+
+_WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
+_LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
+_FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
+_ORDER = re.compile(r"(?<![A-Za-z0-9])(LR-\d+)(?!\d)", re.I)
+_LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
+_SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
+_QUOTED = re.compile(r"\"([^\"]+)\"")
+_GREETING = re.compile(r"(?:Begin every reply with|在点名之后先说)\s*\"([^\"]+)\"")
+_SIGN_OFF = re.compile(r"(?:End every reply with|结尾说)\s*\"([^\"]+)\"")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
+_IDLE_TOPICS = ("price", "stock", "shipping", "returns")
+
+
+@lru_cache(maxsize=8)
+def phrasebook(language: str) -> Phrasebook:
+    """The built-in phrasebook of a language (the avatars' wording and intent cues)."""
+    return load_phrasebook(ENVS_DIR / "phrasebook" / f"{language}.yaml")
+
+
+def _system_text(messages: list[dict]) -> str:
+    """The system prompt as plain text, whatever format the harness renders it in."""
+    system = messages[0].get("content") or ""
+    if system.lstrip().startswith("{"):
+        try:
+            data = json.loads(system)
+        except json.JSONDecodeError:
+            return system
+        if isinstance(data, dict):
+            return "\n".join(str(v) for v in data.values())
+    return system
+
+
+def _language(info: dict) -> str:
+    """The room's language (from ``info["room"]``, else guessed from the system prompt)."""
+    language = info.get("room", {}).get("language")
+    if language:
+        return language
+    system = info["messages"][0].get("content") or "" if info.get("messages") else ""
+    return "zh" if _CJK.search(system[:400]) else "en"
+
+
+def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
+    last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    return [(m, int(s), t) for m, s, t in _WAITING.findall(last_user)]
+
+
+# What each kind of tool is called in descriptions (any harness variant, either language).
+_TOOL_ROLES = (
+    ("order", ("order", "订单")),
+    ("promotions", ("promotion", "deal", "offer", "coupon", "优惠", "活动")),
+    ("price", ("price", "stock", "cost", "units left", "价格", "库存")),
+    ("policy", ("shipping", "ships", "return", "delivery", "warranty", "发货", "退", "保修")),
+    ("details", ("detail", "card", "attribute", "详情", "卡片", "属性")),
+)
+_TOOLS_FOR = {
+    "price": ("price", "promotions"), "pitch": ("price", "promotions"), "stock": ("price", "promotions"),
+    "promotion": ("price", "promotions"), "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",),
+}
+
+
+def _params(fn: dict) -> list[str]:
+    return list(fn.get("parameters", {}).get("properties", {}))
+
+
+def _tool_role(fn: dict) -> str:
+    """Which kind of tool ``fn`` is, from its parameters, name and description."""
+    return _role_of(fn["name"], fn.get("description", ""), tuple(_params(fn)))
+
+
+@lru_cache(maxsize=1024)
+def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
+    # Cached: a harness has a handful of tools, asked about on every turn.
+    text = f"{name} {description} {' '.join(params)}".lower()
+    if not params:
+        return "promotions"
+    hits = {role: sum(w in text for w in words) for role, words in _TOOL_ROLES}
+    best = max(hits, key=hits.get)  # the first role wins a tie: order is checked first
+    return best if hits[best] else "unknown"
+
+
+@lru_cache(maxsize=16)
+def _lineup(system: str) -> dict[str, list[str]]:
+    """Product id -> its names, read from the system prompt's lineup (cached: the avatar
+    asks several times per reply, and the prompt changes rarely)."""
+    out = {}
+    for pid, name, extra in _LINEUP.findall(system):
+        aliases = [a.strip() for a in extra.split(";")[1:]]
+        out[pid] = [name, *aliases]
+    return out

@@ -1,0 +1,183 @@
+"""The crowd: viewers arriving, chatting, waiting, complaining, buying and leaving.
+
+Driven by the episode's one random generator; the room asks it to advance to a time
+and to react to a delivered reply.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer, _Weighted
+from liveroom_sim.spec import ViewerConfig
+from liveroom_sim.world.market import Market
+from liveroom_sim.world.personas import Persona
+
+
+@dataclass(slots=True)
+class CrowdStats:
+    arrived: int = 0
+    left: int = 0
+    messages: int = 0
+    questions: int = 0
+    answered: int = 0
+    ignored: int = 0
+    purchases: int = 0
+    buyers: int = 0
+    gmv: float = 0.0
+    dwell_total: float = 0.0
+
+
+class Crowd:
+    """All viewers of one episode and their pending messages."""
+
+    def __init__(self, config: ViewerConfig, personas: dict[str, Persona], writer: ChatWriter,
+                 language: str, rng: np.random.Generator):
+        self.config, self.personas, self.writer, self.language, self.rng = config, personas, writer, language, rng
+        self.mix = _Weighted(dict(config.mix))
+        self.viewers: list[Viewer] = []
+        self.present: list[Viewer] = []
+        self.pending: list[ChatMessage] = []
+        self.chat: list[ChatMessage] = []
+        self.stats = CrowdStats()
+        self._heap: list[tuple[float, int, int]] = []
+        self._seq = 0
+        self._names: dict[str, int] = {}
+        self.version = 0  # bumped whenever the waiting messages change
+        self._rate = config.arrivals_per_min / 60.0
+        self.schedule_arrival(0.0)
+
+    def _after(self, now: float, rate: float) -> float:
+        return now + self.rng.exponential(1.0 / rate) if rate > 0 else math.inf
+
+    def schedule_arrival(self, now: float) -> None:
+        """Draw when the next viewer arrives after ``now`` (a Poisson process)."""
+        self.next_arrival = self._after(now, self._rate)
+
+    def arrive(self, now: float) -> Viewer | None:
+        """A new viewer of a persona drawn from the mix (None when the room is full)."""
+        if len(self.present) >= self.config.max_present:
+            return None
+        persona = self.personas[self.mix.draw(self.rng.random())]
+        phr = persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
+        base = phr.names[int(self.rng.integers(len(phr.names)))]
+        seen = self._names.get(base, 0)
+        self._names[base] = seen + 1
+        name = base if seen == 0 else f"{base}{seen + 1}"
+        v = Viewer(name, persona, now, now + self.rng.exponential(persona.dwell_s))
+        self.viewers.append(v)
+        self.present.append(v)
+        self.stats.arrived += 1
+        self._schedule(len(self.viewers) - 1, now)
+        return v
+
+    def _schedule(self, index: int, now: float) -> None:
+        rate = self.viewers[index].persona.chat_rate_per_min / 60.0
+        at = self._after(now, rate)
+        if at < math.inf:
+            self._seq += 1
+            heapq.heappush(self._heap, (at, self._seq, index))
+
+    def next_chat_at(self) -> float:
+        return self._heap[0][0] if self._heap else math.inf
+
+    def chat_once(self, market: Market) -> ChatMessage | None:
+        """Pop the next scheduled chat message and write it."""
+        at, _, index = heapq.heappop(self._heap)
+        v = self.viewers[index]
+        if not v.present:
+            return None
+        self._schedule(index, at)
+        msg = self.writer.write(v, at, len(self.chat), market, self.rng, [m.text for m in self.chat[-5:]])
+        self._post(msg)
+        return msg
+
+    def _post(self, msg: ChatMessage) -> None:
+        self.chat.append(msg)
+        self.stats.messages += 1
+        if msg.is_fact_question:
+            self.stats.questions += 1
+        if msg.intent not in ("complaint", "follow_up", "troll"):
+            self.pending.append(msg)
+            self.version += 1
+
+    def expire(self, now: float, market: Market) -> list[ChatMessage]:
+        """Handle messages whose patience ran out; returns the complaints posted."""
+        complaints = []
+        keep = []
+        for msg in self.pending:
+            v = msg.viewer
+            if not v.present:
+                continue
+            if msg.deadline > now:
+                keep.append(msg)
+                continue
+            if not msg.is_fact_question:
+                continue  # greetings, baits and injections may be let go
+            self.stats.ignored += 1
+            v.strikes += 1
+            v.satisfaction = max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty))
+            if v.strikes >= v.persona.patience_strikes:
+                self.leave(v, now)
+                continue
+            msg.deadline = now + v.persona.patience_s
+            keep.append(msg)
+            c = self.writer.room_message(v, "complaint", msg, now, len(self.chat), market, self.rng)
+            self._post(c)
+            complaints.append(c)
+        if len(keep) != len(self.pending):
+            self.version += 1
+        self.pending = keep
+        return complaints
+
+    def answered(self, msg: ChatMessage) -> None:
+        """``msg`` no longer waits for an answer."""
+        self.pending.remove(msg)
+        self.version += 1
+
+    def leave(self, v: Viewer, now: float) -> None:
+        if v.present:
+            self.version += 1
+            v.present = False
+            self.present.remove(v)
+            self.stats.left += 1
+            self.stats.dwell_total += now - v.arrived
+
+    def drift_out(self, now: float) -> None:
+        """Viewers whose dwell time is over leave; satisfied viewers stay longer."""
+        for v in list(self.present):
+            if now >= v.leave_at + 240 * (v.satisfaction - 0.5):
+                self.leave(v, now)
+
+    def follow_up(self, msg: ChatMessage, now: float, market: Market) -> ChatMessage:
+        msg.followed_up = True
+        msg.deadline = now + msg.viewer.persona.patience_s
+        f = self.writer.room_message(msg.viewer, "follow_up", msg, now, len(self.chat), market, self.rng)
+        self._post(f)
+        return f
+
+    def buy(self, v: Viewer, product_id: str, market: Market) -> bool:
+        """``v`` tries to buy one unit at the best price now; False when sold out."""
+        price = market.price_after_coupons(product_id)
+        if not market.buy(product_id):
+            return False
+        self.stats.purchases += 1
+        self.stats.buyers += v.purchases == 0
+        self.stats.gmv = round(self.stats.gmv + price, 2)
+        v.purchases += 1
+        return True
+
+    def buy_chance(self, v: Viewer, product_id: str, market: Market, quality: float) -> float:
+        """Chance that ``v`` buys ``product_id`` after a reply of ``quality`` (0..1)."""
+        p = v.persona
+        product = market.catalog.by_id[product_id]
+        ratio = market.price_after_coupons(product_id) / product.list_price
+        price_factor = min(1.0, max(0.2, 1 - p.price_sensitivity * (ratio - 0.5)))
+        promo = 1 + 0.5 * p.coupon_response * bool(market.coupons_for(product_id)) \
+            + 0.5 * p.urgency_response * (product_id in market.flash)
+        repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
+        return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)

@@ -1,0 +1,159 @@
+"""Product catalogs: what the room sells, as frozen data validated on load.
+
+A catalog file holds products of several categories, each with the attributes viewers
+ask about in that category, plus the orders that returning customers ask after and the
+competitor brands the host must not disparage.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+import pydantic
+
+from liveroom_sim.errors import SpecError, UnknownNameError
+from liveroom_sim.world import datafile
+from liveroom_sim.world.datafile import Frozen
+
+Category = Literal["skincare", "apparel", "snacks", "electronics"]
+
+
+class Shipping(Frozen):
+    """Shipping terms: dispatch time in hours and fee (0 means free shipping)."""
+
+    ships_within_hours: pydantic.PositiveInt
+    fee: pydantic.NonNegativeFloat = 0.0
+
+
+class Returns(Frozen):
+    """Return terms: days to return, and the condition the item must be in."""
+
+    days: pydantic.NonNegativeInt
+    condition: str
+
+
+class _ProductBase(Frozen):
+    id: str = pydantic.Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str = pydantic.Field(min_length=1)
+    aliases: tuple[str, ...] = ()
+    brand: str
+    price: pydantic.PositiveFloat
+    list_price: pydantic.PositiveFloat
+    stock: pydantic.NonNegativeInt
+    shipping: Shipping
+    returns: Returns
+    warranty_months: pydantic.NonNegativeInt | None = None
+    sponsored: bool = False
+    pitch: str = ""
+
+    @pydantic.model_validator(mode="after")
+    def _list_price_not_below_price(self):
+        if self.list_price < self.price:
+            raise ValueError(f"list_price {self.list_price} is below price {self.price}")
+        return self
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name and every alias viewers use for this product."""
+        return (self.name, *self.aliases)
+
+
+class SkincareProduct(_ProductBase):
+    category: Literal["skincare"]
+    ingredients: tuple[str, ...] = pydantic.Field(min_length=1)
+    skin_types: tuple[str, ...] = pydantic.Field(min_length=1)
+    volume_ml: pydantic.PositiveInt
+    shelf_life_months: pydantic.PositiveInt
+    pregnancy_safe: bool
+
+
+class ApparelProduct(_ProductBase):
+    category: Literal["apparel"]
+    material: str
+    sizes: tuple[str, ...] = pydantic.Field(min_length=1)
+    colors: tuple[str, ...] = pydantic.Field(min_length=1)
+    care: str
+
+
+class SnacksProduct(_ProductBase):
+    category: Literal["snacks"]
+    ingredients: tuple[str, ...] = pydantic.Field(min_length=1)
+    allergens: tuple[str, ...] = ()
+    shelf_life_months: pydantic.PositiveInt
+    net_weight_g: pydantic.PositiveInt
+    storage: str
+    health_food: bool = False
+
+
+class ElectronicsProduct(_ProductBase):
+    category: Literal["electronics"]
+    specs: dict[str, str] = pydantic.Field(min_length=1)
+    compatibility: tuple[str, ...] = pydantic.Field(min_length=1)
+    battery_hours: pydantic.PositiveFloat | None = None
+
+
+Product = Annotated[
+    Union[SkincareProduct, ApparelProduct, SnacksProduct, ElectronicsProduct],
+    pydantic.Field(discriminator="category"),
+]
+
+
+class Order(Frozen):
+    """An earlier order, for after-sales questions."""
+
+    id: str
+    product_id: str
+    status: str
+    eta_days: pydantic.NonNegativeInt | None = None
+
+
+class Catalog(Frozen):
+    """Everything the room sells, keyed by product id."""
+
+    currency: Literal["USD", "CNY"]
+    products: tuple[Product, ...] = pydantic.Field(min_length=1)
+    orders: tuple[Order, ...] = ()
+    competitors: tuple[str, ...] = ()
+
+    @pydantic.model_validator(mode="after")
+    def _ids_unique_and_orders_known(self):
+        ids = [p.id for p in self.products]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate product ids: {dupes}")
+        for order in self.orders:
+            if order.product_id not in ids:
+                raise ValueError(f"order {order.id} names unknown product {order.product_id!r}")
+        return self
+
+    @cached_property
+    def by_id(self) -> dict[str, "Product"]:
+        """Products by id (read-only: built once, the catalog is frozen)."""
+        return {p.id: p for p in self.products}
+
+    def product(self, product_id: str) -> "Product":
+        """Return one product, or raise :class:`UnknownNameError` with suggestions."""
+        by_id = self.by_id
+        if product_id in by_id:
+            return by_id[product_id]
+        raise UnknownNameError("product", product_id, by_id)
+
+    def order(self, order_id: str) -> Order:
+        for o in self.orders:
+            if o.id == order_id:
+                return o
+        raise UnknownNameError("order", order_id, (o.id for o in self.orders))
+
+
+def load_catalog(path: Path | str) -> Catalog:
+    """Load and validate a catalog YAML file.
+
+    Raises:
+        SpecError: naming the file, the field and what was expected.
+    """
+    catalog = datafile.load(Catalog, path)
+    if not catalog.products:
+        raise SpecError(path, ["field 'products': at least one product expected"])
+    return catalog

@@ -1,0 +1,127 @@
+"""Ground truth: the catalog facts a correct answer to a question must contain, as of now.
+
+A :class:`Fact` is either a number with a dimension (matched against the quantities in
+a reply, in any written form) or a term (matched against the reply's words, in any of
+its accepted forms). :func:`required_facts` is the single source of what each question
+intent asks for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from liveroom_sim.world.market import Market
+from liveroom_sim.world.text import Quantity, contains
+
+_LEADING_AMOUNT = re.compile(r"^[\d.%\s]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact a reply must state. ``number`` and ``dim`` for quantities, else ``forms``."""
+
+    key: str
+    label: str
+    number: float | None = None
+    dim: str | None = None
+    forms: tuple[str, ...] = ()
+
+    def stated_in(self, norm_reply: str, found: list[Quantity]) -> bool:
+        """Whether the normalised reply (with its quantities ``found``) states this fact."""
+        if self.number is not None:
+            return any(
+                abs(q.value - self.number) < 0.011 and (q.dim == self.dim or q.dim == "bare") for q in found
+            )
+        return any(contains(norm_reply, form) for form in self.forms)
+
+
+def number(key: str, value: float, dim: str, label: str | None = None) -> Fact:
+    return Fact(key, label or f"{value:g}", number=float(value), dim=dim)
+
+
+def term(key: str, text: str, *extra: str) -> Fact:
+    """A term fact accepting the text itself, the text without a leading amount
+    ("100% cotton" -> "cotton") and any ``extra`` forms."""
+    stripped = _LEADING_AMOUNT.sub("", text).strip()
+    forms = tuple(dict.fromkeys(f for f in (text, stripped, *extra) if f))
+    return Fact(key, text, forms=forms)
+
+
+def required_facts(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
+                   order_id: str | None = None) -> tuple[Fact, ...]:
+    """The facts a correct answer to ``intent`` about the product (or order) contains now.
+
+    Args:
+        intent: A fact intent (see :data:`liveroom_sim.world.personas.FACT_INTENTS`).
+        product_id: The product asked about (``None`` for order questions).
+        market: The market as of now.
+        words: The language's fixed phrases (phrasebook ``fact_words``), e.g. "sold out".
+        order_id: The order asked about, for ``order_status``.
+    """
+    if intent == "order_status":
+        order = market.catalog.order(order_id)
+        facts = [term("order_status", order.status)]
+        if order.eta_days is not None:
+            facts.append(number("eta", order.eta_days * 24, "hours", f"{order.eta_days} days"))
+        return tuple(facts)
+    p = market.catalog.by_id[product_id]
+    w = lambda key: words.get(key, (key.replace("_", " "),))  # noqa: E731
+    stock = market.stock[p.id]
+    match intent:
+        case "price":
+            return (number("price", market.price(p.id), "money"),)
+        case "stock":
+            return (Fact("stock", "sold out", forms=w("sold_out")),) if stock == 0 else (number("stock", stock, "count"),)
+        case "promotion":
+            codes = [c.code for c in market.coupons_for(p.id)]
+            if codes:
+                return tuple(Fact("coupon", c, forms=(c,)) for c in codes)
+            if p.id in market.flash:
+                return (number("price", market.price(p.id), "money"),)
+            return (Fact("promotion", "no promotion", forms=w("no_promotion")),)
+        case "shipping":
+            fee = (Fact("shipping_fee", "free shipping", forms=w("free_shipping")) if p.shipping.fee == 0
+                   else number("shipping_fee", p.shipping.fee, "money"))
+            return (number("ships_within", p.shipping.ships_within_hours, "hours"), fee)
+        case "returns":
+            return (number("return_days", p.returns.days * 24, "hours", f"{p.returns.days} days"),)
+        case "warranty":
+            if p.warranty_months is None:
+                return (Fact("warranty", "no warranty", forms=w("no_warranty")),)
+            return (number("warranty", p.warranty_months * 720, "hours", f"{p.warranty_months} months"),)
+    attr = getattr(p, _ATTRIBUTE.get(intent, intent), None)
+    if intent == "pregnancy":
+        return (Fact("pregnancy", "safe" if attr else "not advised", forms=w("pregnancy_safe" if attr else "pregnancy_unsafe")),)
+    if intent == "allergens" and not attr:
+        return (Fact("allergens", "no common allergens", forms=w("no_allergens")),)
+    if intent == "shelf_life":
+        return (number("shelf_life", attr * 720, "hours", f"{attr} months"),)
+    if intent == "battery":
+        return (number("battery", attr, "hours", f"{attr:g} h"),)
+    if isinstance(attr, dict):
+        return tuple(term(intent, v) for v in attr.values())
+    if isinstance(attr, tuple):
+        return tuple(term(intent, v) for v in attr)
+    return (term(intent, str(attr)),)
+
+
+_ATTRIBUTE = {"size": "sizes", "skin_type": "skin_types", "pregnancy": "pregnancy_safe",
+              "shelf_life": "shelf_life_months", "battery": "battery_hours"}
+
+#: Which fact intents apply to which product categories (others are asked of any product).
+INTENT_CATEGORIES = {
+    "size": ("apparel",), "material": ("apparel",), "care": ("apparel",), "colors": ("apparel",),
+    "ingredients": ("skincare", "snacks"), "skin_type": ("skincare",), "pregnancy": ("skincare",),
+    "allergens": ("snacks",), "shelf_life": ("skincare", "snacks"), "storage": ("snacks",),
+    "specs": ("electronics",), "compatibility": ("electronics",), "battery": ("electronics",),
+    "warranty": ("electronics",),
+}
+
+
+def intent_fits(intent: str, product) -> bool:
+    """Whether viewers can sensibly ask ``intent`` about ``product``."""
+    cats = INTENT_CATEGORIES.get(intent)
+    if intent == "battery" and getattr(product, "battery_hours", None) is None:
+        return False
+    return cats is None or product.category in cats

@@ -1,0 +1,175 @@
+"""Reading replies: normalisation, numbers in the forms people write them, mentions.
+
+Numbers are found with their unit and turned into a canonical quantity, so "$99.90",
+"99.9 dollars", "99块9" and "九十九块九" are all ``Quantity("money", 99.9)``, "2 days" and
+"48 hours" are both 48 hours, and "half price" and "五折" are a 50 % discount.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_CN_NUM = "零〇一二两三四五六七八九十百千万"
+
+
+def cn_to_number(text: str) -> float | None:
+    """Convert a Chinese numeral (一百二十九, 九十九点九, 两千) to a number, or ``None``.
+
+    >>> cn_to_number("一百二十九"), cn_to_number("九十九点九"), cn_to_number("十五")
+    (129.0, 99.9, 15.0)
+    """
+    whole, _, frac = text.partition("点")
+    total, section, digit = 0, 0, None
+    for ch in whole:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            unit = _CN_UNITS[ch]
+            if unit == 10000:
+                total = (total + section + (digit or 0)) * unit
+                section, digit = 0, None
+            else:
+                section += (1 if digit is None else digit) * unit
+                digit = None
+        else:
+            return None
+    value = float(total + section + (digit or 0))
+    if frac:
+        if any(ch not in _CN_DIGITS for ch in frac):
+            return None
+        value += float("0." + "".join(str(_CN_DIGITS[ch]) for ch in frac))
+    return value
+
+
+class Quantity(NamedTuple):
+    """A number found in text with its dimension.
+
+    Dimensions: ``money``, ``percent_off``, ``hours`` (any duration), ``count`` (stock),
+    ``size`` (ml, g, mAh and the like), ``bare`` (no unit).
+    """
+
+    dim: str
+    value: float
+    span: tuple[int, int]
+
+
+_NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
+_QUANTITY = re.compile(
+    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|rmb\s?)?\s?" + _NUMBER +
+    r"[\s-]?(?P<post>%|percent|折|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
+    r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
+    r"|left|in stock|pieces|pcs|units|件|个|份|单"
+    r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
+    re.IGNORECASE,
+)
+_HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
+          "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
+_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
+_HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
+_STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
+_UNITS: dict[str, tuple[str, float]] = {}
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every number in ``text`` with its dimension (see :class:`Quantity`)."""
+    found: list[Quantity] = []
+    if not _MAY_HOLD_NUMBER.search(text):
+        return found
+    for m in _QUANTITY.finditer(text):
+        pre, raw, post, jiao = m.groups()
+        digits = raw[0].isdigit()
+        value = _to_number(raw)
+        if value is None or (not digits and not post and not pre):
+            continue  # a lone Chinese character such as 一 ("one", "a") claims nothing
+        post = post.lower() if post else ""
+        if jiao:
+            value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
+        if not digits and post == "个":
+            post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
+        if pre and pre.strip():
+            dim, factor = "money", 1.0
+        elif post:
+            dim, factor = _UNITS.get(post) or (("money", 1.0) if post.startswith("块") else ("size", 1.0))
+        elif _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()):
+            dim, factor = "count", 1.0
+        else:
+            dim, factor = "bare", 1.0
+        if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
+            dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
+        found.append(Quantity(dim, value * factor, m.span()))
+    for m in _HALF_PRICE.finditer(text):
+        found.append(Quantity("percent_off", 50.0, m.span()))
+    return found
+
+
+def _to_number(raw: str) -> float | None:
+    if raw[0].isdigit():
+        try:
+            return float(raw.replace(",", ""))
+        except ValueError:
+            return None
+    return cn_to_number(raw)
+
+
+def _units() -> dict[str, tuple[str, float]]:
+    """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
+    units = {u: ("money", 1.0) for u in ("元", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
+    for unit, hours in _HOURS.items():
+        units[unit] = units[unit + "s"] = ("hours", float(hours))
+    units.update({u: ("count", 1.0) for u in ("left", "in stock", "pieces", "pcs", "units", "件", "个", "份", "单")})
+    return units
+
+
+_UNITS.update(_units())
+
+
+def normalize(text: str) -> str:
+    """Lower-case, collapse whitespace and unify full-width punctuation, for matching."""
+    return " ".join(text.lower().translate(_UNIFY).split())
+
+
+_UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})
+
+
+_LATIN = re.compile(r"[a-z0-9]")
+
+
+@lru_cache(maxsize=8192)
+def normalize_phrase(phrase: str) -> str:
+    """:func:`normalize` for the few fixed phrases of rules and fact words (cached)."""
+    return normalize(phrase)
+
+
+@lru_cache(maxsize=4096)
+def phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """A pattern for ``phrase`` that matches whole words in Latin script (so "cure" is
+    not found in "secure") and anywhere in CJK text (which has no spaces)."""
+    p = normalize_phrase(phrase)
+    body = re.escape(p)
+    left = r"(?<![a-z0-9])" if _LATIN.match(p[:1]) else ""
+    right = r"(?![a-z0-9])" if _LATIN.match(p[-1:]) else ""
+    return re.compile(left + body + right)
+
+
+def contains(norm_text: str, phrase: str) -> bool:
+    """Whether normalised text contains ``phrase`` (as :func:`phrase_pattern` matches)."""
+    return normalize_phrase(phrase) in norm_text and phrase_pattern(phrase).search(norm_text) is not None
+
+
+@lru_cache(maxsize=64)
+def mention_pattern(mention_format: str) -> re.Pattern[str]:
+    """The pattern of a mention under the harness's format, e.g. ``@{name}``."""
+    before, _, after = mention_format.partition("{name}")
+    stop = re.escape(after[:1]) if after else ""
+    name = rf"([^\s@,，:：!?！？。.;；)\]】{stop}]+)"
+    return re.compile(re.escape(before) + name + re.escape(after))
+
+
+def mentions(text: str, mention_format: str = "@{name}") -> tuple[str, ...]:
+    """The viewer names addressed in ``text`` under the mention format."""
+    return tuple(m.group(1) for m in mention_pattern(mention_format).finditer(text))

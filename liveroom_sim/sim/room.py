@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action
 from liveroom_sim.harness.augment import AugmentConfig, augment
-from liveroom_sim.harness import prompt
 from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.rewards.analysis import Analysis
 from liveroom_sim.rewards.conduct import says_slogan

@@ -21,18 +21,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
-import itertools
 import json
-import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from email.utils import formatdate
-from http import HTTPStatus
-from typing import Any, NamedTuple, Self
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Self
 
 from liveroom_sim.errors import UnknownNameError
 from liveroom_sim.testing.faults import (
@@ -42,104 +37,29 @@ from liveroom_sim.testing.faults import (
     error_body,
     fault_replies,
 )
+from liveroom_sim.testing.http import (
+    _BadRequest,
+    _event_stream,
+    _json_response,
+    _read_request,
+    _Request,
+    _Response,
+    _run_until_stopped,
+    _send,
+)
+from liveroom_sim.testing.responders import (
+    _TOKEN_RE,
+    RESPONDERS,
+    Responder,
+    count_tokens,
+    echo_responder,
+    policy_responder,
+    scripted_responder,
+    text_of,
+)
 
-Responder = Callable[[dict, int], dict | str]
-"""`(request body, choice index) -> content str | {"content": ..., "tool_calls": [...]}`."""
-
-_CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-# One token per CJK character, one per run of other non-space characters: rough but stable.
-_TOKEN_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
-
-
-def count_tokens(text: str | None) -> int:
-    """Approximate token count: whitespace-separated words plus one per CJK character.
-
-    Example:
-        >>> count_tokens("hello big world"), count_tokens("你好 world")
-        (3, 3)
-    """
-    text = text or ""
-    if text.isascii():  # no CJK, so the same count as the regex's, several times faster
-        return len(text.split())
-    return len(_TOKEN_RE.findall(text))
-
-
-def text_of(content: Any) -> str:
-    """Return the text of a message `content`: a string, None, or a list of content parts."""
-    if content is None:
-        return ""
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
-    return str(content)
-
-
-def echo_responder(request: dict, choice_index: int) -> str:
-    """Repeat the content of the last user message (empty if there is none)."""
-    for message in reversed(request.get("messages") or []):
-        if isinstance(message, Mapping) and message.get("role") == "user":
-            return text_of(message.get("content"))
-    return ""
-
-
-def scripted_responder(replies: Sequence[str | dict]) -> Responder:
-    """Answer request k with `replies[k % len(replies)]`, cycling through the script.
-
-    With `n` > 1, choice i of request k gets `replies[(k + i) % len(replies)]`. Requests that
-    get a fault instead of a reply do not consume the script, so a retried request gets the
-    reply the failed attempt would have had. Each reply is a content string or a message dict.
-
-    Raises:
-        ValueError: If `replies` is empty.
-    """
-    script = list(replies)
-    if not script:
-        raise ValueError("scripted_responder needs at least one reply")
-    lock = threading.Lock()
-    state = {"next": 0, "base": 0}
-
-    def respond(request: dict, choice_index: int) -> str | dict:
-        with lock:
-            if choice_index == 0:
-                state["base"], state["next"] = state["next"], state["next"] + 1
-            return script[(state["base"] + choice_index) % len(script)]
-
-    return respond
-
-
-def policy_responder(policy: Callable[[str, dict], str]) -> Responder:
-    """Adapt a LiveRoom policy `policy(observation, info) -> action` into a responder.
-
-    The observation is the text of the last message; info is `{"messages", "tools"}` from the
-    request. An action that is a JSON object with "tool_calls" (OpenAI format) or "content" is
-    sent as that assistant message; any other action is sent as plain content.
-    """
-
-    def respond(request: dict, choice_index: int) -> str | dict:
-        messages = request.get("messages") or []
-        last = messages[-1] if messages and isinstance(messages[-1], Mapping) else {}
-        info = {"messages": messages, "tools": request.get("tools") or []}
-        action, parsed = policy(text_of(last.get("content")), info), None
-        with contextlib.suppress(ValueError):
-            parsed = json.loads(action) if action.lstrip().startswith("{") else None
-        if isinstance(parsed, dict) and ("tool_calls" in parsed or "content" in parsed):
-            return {"content": parsed.get("content"), "tool_calls": parsed.get("tool_calls") or []}
-        return action
-
-    return respond
-
-
-def _scripted_avatar() -> Responder:
-    from liveroom_sim.policies.scripted import ScriptedAvatar
-
-    return policy_responder(ScriptedAvatar())
-
-
-RESPONDERS: dict[str, Callable[[], Responder]] = {
-    "echo": lambda: echo_responder,
-    "scripted-avatar": _scripted_avatar,
-    "fixed": lambda: scripted_responder(["Thanks for watching, ask me anything about today's lineup!"]),
-}
-"""Responder name (the CLI's `--responder`) -> zero-argument factory."""
+__all__ = ["RESPONDERS", "OpenAICompatServer", "Responder", "count_tokens", "echo_responder", "main",
+           "policy_responder", "scripted_responder", "text_of"]
 
 
 def _digest(*parts: Any) -> str:
@@ -227,134 +147,6 @@ def _stream_chunks(completion: dict, include_usage: bool) -> Iterator[dict]:
     if include_usage:
         yield {**head, "choices": [], "usage": completion["usage"]}
 
-
-_MAX_BODY = 64 * 2**20  # bytes; a request body past this gets a 413 instead of filling memory
-
-
-class _Request(NamedTuple):
-    method: str
-    target: str
-    body: bytes
-    keep_alive: bool
-    arrived: float  # time.monotonic() once the whole request was read
-
-
-class _Response(NamedTuple):
-    """What to send: `body` goes out with the head; each of `events` follows in its own write."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes = b""
-    events: Iterable[bytes] = ()
-    close: bool = False
-
-
-class _BadRequest(Exception):
-    """A request that cannot be read: answered with `status`, then the connection is closed."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> _Response:
-    """An application/json response; `body` is JSON-encoded unless it is already bytes."""
-    payload = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
-    headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **(headers or {})}
-    return _Response(status, headers, payload)
-
-
-def _event_stream(events: Iterable[bytes]) -> _Response:
-    """Server-sent events `data: <event>`, then `data: [DONE]`; the body ends when the connection does."""
-    headers = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
-    return _Response(200, headers, events=(b"data: " + e + b"\n\n" for e in itertools.chain(events, [b"[DONE]"])),
-                     close=True)
-
-
-async def _read_line(reader: asyncio.StreamReader, separator: bytes) -> bytes:
-    try:
-        return await reader.readuntil(separator)
-    except asyncio.LimitOverrunError:
-        raise _BadRequest("The request head or a chunk-size line is too large.", 431) from None
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    """Read a `Transfer-Encoding: chunked` body (chunk extensions and trailers are ignored)."""
-    body = bytearray()
-    while True:
-        line = await _read_line(reader, b"\r\n")
-        try:
-            size = int(line.split(b";")[0], 16)
-        except ValueError:
-            size = -1
-        if size < 0:
-            raise _BadRequest(f"Bad chunk-size line {line[:200]!r} in a chunked request body.")
-        if len(body) + size > _MAX_BODY:
-            raise _BadRequest(f"The request body is larger than {_MAX_BODY} bytes.", 413)
-        if size == 0:
-            break
-        body += await reader.readexactly(size)
-        if await reader.readexactly(2) != b"\r\n":
-            raise _BadRequest("A chunk of the request body does not end in CRLF.")
-    while await _read_line(reader, b"\r\n") != b"\r\n":
-        pass  # trailer fields: nothing here uses them
-    return bytes(body)
-
-
-async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
-    """Read one HTTP/1.x request; None if the client closed the connection before sending one.
-
-    Raises:
-        _BadRequest: On a malformed request line, header or body, or one past the size limits.
-        asyncio.IncompleteReadError: If the client closed the connection in mid-request.
-    """
-    try:
-        head = await _read_line(reader, b"\r\n\r\n")
-    except asyncio.IncompleteReadError:
-        return None
-    request_line, *lines = head[:-4].decode("latin-1").split("\r\n")
-    parts = request_line.split(" ")
-    if len(parts) != 3 or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
-        raise _BadRequest(f"Bad HTTP request line {request_line[:200]!r}.")
-    method, target, version = parts
-    headers = {}
-    for line in lines:
-        name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
-            raise _BadRequest(f"Bad HTTP header line {line[:200]!r}.")
-        headers[name.lower()] = value.strip()
-    keep_alive = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
-    if headers.get("expect", "").lower() == "100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-    if "transfer-encoding" in headers:
-        if headers["transfer-encoding"].lower() != "chunked":
-            raise _BadRequest(f"Unsupported Transfer-Encoding {headers['transfer-encoding'][:200]!r}.")
-        return _Request(method, target, await _read_chunked(reader), keep_alive, time.monotonic())
-    length = headers.get("content-length", "0")
-    if not length.isdecimal():
-        raise _BadRequest(f"Bad Content-Length {length[:200]!r}.")
-    if len(length) > 12 or int(length) > _MAX_BODY:  # the length test first: int() refuses 4,300+ digits
-        raise _BadRequest(f"The request body is larger than {_MAX_BODY} bytes.", 413)
-    return _Request(method, target, await reader.readexactly(int(length)), keep_alive, time.monotonic())
-
-
-async def _send(writer: asyncio.StreamWriter, response: _Response, close: bool) -> None:
-    head = [f"HTTP/1.1 {response.status} {HTTPStatus(response.status).phrase}", "Server: LiveRoomOpenAICompat/1.0",
-            f"Date: {formatdate(usegmt=True)}", *(f"{name}: {value}" for name, value in response.headers.items())]
-    if close:
-        head.append("Connection: close")
-    writer.write("\r\n".join([*head, "", ""]).encode("latin-1") + response.body)
-    for event in response.events:
-        await writer.drain()  # raises once the client is gone, so a long stream stops early
-        writer.write(event)
-    await writer.drain()
-
-
-def _run_until_stopped(loop: asyncio.AbstractEventLoop) -> None:
-    try:
-        loop.run_forever()
-    finally:
-        loop.close()
 
 
 class OpenAICompatServer:

@@ -32,6 +32,12 @@ def test_golden_suite_matches_its_labels():
     assert result.ok and result.cases >= 220
 
 
+@pytest.mark.parametrize("path", sorted(GOLDEN.parent.glob("*.jsonl")), ids=lambda p: p.name)
+def test_every_golden_file_matches_its_labels(path):
+    # Topic files (tests/golden/<topic>.jsonl) sit beside rewards.jsonl; each must pass whole.
+    assert assert_reward_cases(path).ok
+
+
 def test_suite_labels_every_component_many_times_in_both_languages():
     cases = _lines()
     langs = Counter("zh" if c["env"] == "LiveRoom-zh-v0" else "en" for c in cases)

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import liveroom_sim  # noqa: F401
-from liveroom_sim.harness.augment import OPERATORS, AugmentConfig, augment
 from liveroom_sim.episode import play
 from liveroom_sim.errors import SpecError
+from liveroom_sim.harness.augment import OPERATORS, AugmentConfig, augment
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.wrappers import HarnessAugmentation
 

@@ -17,8 +17,8 @@ from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 
 import liveroom_sim
 from liveroom_sim.env import LiveRoomEnv
-from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from liveroom_sim.world.paths import ENVS_DIR
 
 TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny-v0.yaml"
 REGISTERED = ["LiveRoom-v0", "LiveRoom-zh-v0"]

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import liveroom_sim  # noqa: F401
-from liveroom_sim.train.sft import export_sft
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.testing import OpenAICompatServer, policy_responder
+from liveroom_sim.train.sft import export_sft
 
 TINY = "tests/fixtures/tiny/tiny-v0.yaml"
 

@@ -11,10 +11,10 @@ import gymnasium as gym
 import pytest
 
 import liveroom_sim
-from liveroom_sim.world.campaign import CampaignEvent
 from liveroom_sim.errors import SpecError
-from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR
 from liveroom_sim.spec import load_spec
+from liveroom_sim.world.campaign import CampaignEvent
+from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR
 
 TINY_DIR = Path(__file__).parent / "fixtures" / "tiny"
 ARCHETYPES = {"bargain_hunter", "researcher", "impulse_buyer", "skeptic", "returning_customer", "gift_buyer",

@@ -7,29 +7,30 @@ a reply) and returns a :class:`Turn`. What the policy sees is rendered by
 
 from __future__ import annotations
 
-import json
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action
 from liveroom_sim.harness.augment import AugmentConfig, augment
-from liveroom_sim.harness.tools import TOOLS
-from liveroom_sim.rewards.analysis import Analysis
 from liveroom_sim.rewards.conduct import says_slogan
 from liveroom_sim.rewards.context import Outcome, Question, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
-from liveroom_sim.rewards.rulebook import rulebook, said
 from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.sim.history import Block, room_update
+from liveroom_sim.sim.hooks import fired_hooks
+from liveroom_sim.sim.prompting import SystemPrompts
+from liveroom_sim.sim.reactions import react, reply_target
+from liveroom_sim.sim.report import event_note, room_metrics
+from liveroom_sim.sim.toolbox import run_calls
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter
 from liveroom_sim.spec import COMPONENTS, World
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.facts import required_facts
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.text import mentions, normalize, quantities
 
 
 @dataclass(slots=True)
@@ -45,46 +46,6 @@ class Turn:
     answered: str | None = None
     latency_s: float = 0.0
     reply: str = ""
-
-
-@dataclass(slots=True)
-class _Block:
-    """One exchange of the chat history: a room update and what followed it."""
-
-    messages: list[dict] = field(default_factory=list)
-    public: list[dict] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    record: list[dict] | None = None
-    _text: tuple[int, str] | None = None
-
-    def add(self, *messages: dict) -> None:
-        """Append messages. The room keeps its own copies and their text; the policy
-        is handed separate copies, so nothing a policy does to them reaches the room."""
-        for m in messages:
-            self.messages.append(m)
-            self.texts.append(flatten_message(m))
-            self.public.append(_copy_message(m))
-        if self.record is not None:
-            self.record.extend(messages)
-
-    def text(self) -> str:
-        if self._text is None or self._text[0] != len(self.texts):
-            self._text = (len(self.texts), "\n\n".join(self.texts))
-        return self._text[1]
-
-
-def _copy_message(m: dict) -> dict:
-    if "tool_calls" in m:
-        return {**m, "tool_calls": [{**c, "function": {**c["function"]}} for c in m["tool_calls"]]}
-    return {**m}
-
-
-def flatten_message(m: dict) -> str:
-    """One chat message as ``role: content`` text, tool calls shown as ``-> name(args)``."""
-    body = m.get("content") or ""
-    for c in m.get("tool_calls") or ():
-        body += f"\n-> {c['function']['name']}({c['function']['arguments']})"
-    return f"{m['role']}: {body}"
 
 
 class Room:
@@ -137,15 +98,12 @@ class Room:
         self.replies_since_slogan = 99
         self._event_index = 0
         self._retry = False
-        self._history: deque[_Block] = deque(maxlen=spec.stream.history_turns)
+        self._history: deque[Block] = deque(maxlen=spec.stream.history_turns)
         self._notes: list[str] = []
         self._seen_chat = 0
         self._tools_for = None
-        self._prompts: dict[tuple, str] = {}
-        self._prompt_step = None
-        self._skills_for = None
+        self._prompts = SystemPrompts({"name": spec.room.name, "host_name": spec.room.host_name}, self.language)
         self._harness_version = 0
-        self._skill_hits: dict[int, frozenset[str]] = {}
         for _ in range(spec.viewers.initial):
             self.crowd.arrive(0.0)
         self.events = self._advance(0.0)
@@ -187,54 +145,16 @@ class Room:
         return self._tools
 
     def _system_prompt(self) -> str:
-        if self._prompt_step == (self.crowd.version, self.market.version, self.harness):
-            return self._prompt_text
-        skills = self._active_skills()
-        key = (id(self.harness), self.market.featured, id(self.market.rules), repr(self.market.style), skills)
-        self._prompt_step = (self.crowd.version, self.market.version, self.harness)
-        # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
-        text = self._prompts.get(key)
-        if text is None:
-            room = {"name": self.spec.room.name, "host_name": self.spec.room.host_name}
-            text = prompt.system_prompt(self.harness, self.market, self.language, room, skills)
-            if len(self._prompts) > 64:
-                self._prompts.clear()
-            self._prompts[key] = text
-        self._prompt_text = text
-        return text
+        return self._prompts.text(self.harness, self.market, self.crowd)
 
-    def _active_skills(self) -> frozenset[str]:
-        """Skills whose triggers appear in the waiting chat (each message read once)."""
-        if self._skills_for is not self.harness:
-            self._skills_for, self._skill_hits = self.harness, {}
-        hits = self._skill_hits
-        active: set[str] = set()
-        for m in self.crowd.pending:
-            if m.mid not in hits:
-                hits[m.mid] = prompt.active_skills(self.harness, m.text.lower())
-            active |= hits[m.mid]
-        return frozenset(active)
-
-    def _open_block(self, prefix: str = "") -> None:
+    def _open_block(self) -> None:
         """Start a new exchange with the room update (new chat, notes, waiting questions)."""
         new = self.crowd.chat[self._seen_chat:]
         self._seen_chat = len(self.crowd.chat)
-        featured = self.market.catalog.by_id[self.market.featured]
-        lines = [prefix] if prefix else []
-        mm, ss = divmod(int(self.clock), 60)
-        lines.append(f"[{mm:02d}:{ss:02d}] featured: {featured.name} ({featured.id}) | viewers: {len(self.crowd.present)}")
-        lines += [f"ops: {n}" for n in self._notes]
+        update = room_update(self.clock, self.market, self.crowd, self.harness, self._notes, new)
         self._notes = []
-        if new:
-            lines.append("chat:")
-            lines += [f"{m.viewer.name}: {m.text}" for m in new[-12:]]
-        waiting = [m for m in self.crowd.pending if m.viewer.present][:8]
-        if waiting:
-            lines.append("waiting for an answer:")
-            lines += [f"- {self.harness.constraints.mention_format.format(name=m.viewer.name)} "
-                      f"({self.clock - m.at:.0f}s): {m.text}" for m in waiting]
-        block = _Block(record=self._record)
-        block.add({"role": "user", "content": "\n".join(lines)})
+        block = Block(record=self._record)
+        block.add({"role": "user", "content": update})
         self._history.append(block)
 
     # ----------------------------------------------------------------------- stepping
@@ -276,53 +196,24 @@ class Room:
         return turn
 
     def _tool_turn(self, action: Action, latency: float) -> Turn:
-        calls, results, errors = [], [], []
-        for call in action.tool_calls:
-            if call.error:
-                content, error = json.dumps({"error": call.error}, ensure_ascii=False), call.error
-            else:
-                content, error = self._run_tool(call.canonical, call.arguments)
-            if error:
-                errors.append(error)
-            calls.append({"id": call.id, "type": "function",
-                          "function": {"name": call.name, "arguments": call.raw_arguments}})
-            results.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        calls, results, errors = run_calls(action, self.harness, self.market, self._harness_version)
         self.tool_errors += len(errors)
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s)
         return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), latency_s=latency)
 
-    def _run_tool(self, canonical: str, arguments: dict) -> tuple[str, str | None]:
-        """A tool's result as the JSON text the policy reads, and its error if any.
-
-        Results depend only on the market, so they are memoised for the market's current
-        version (any change to the market clears the memo).
-        """
-        key = ("tool", self._harness_version, canonical, repr(sorted(arguments.items())))
-        memo = self.market.memo
-        if key not in memo:
-            result = TOOLS[canonical].run(self.market, arguments)
-            error = self._shown_fields(canonical, result["error"]) if "error" in result else None
-            memo[key] = (json.dumps({"error": error} if error else result, ensure_ascii=False), error)
-        return memo[key]
-
-    def _shown_fields(self, canonical: str, error: str) -> str:
-        for field_name, shown in self.harness.tools[canonical].fields.items():
-            error = error.replace(field_name, shown)
-        return error.replace(canonical, self.harness.tool_name(canonical))
-
     def _reply_turn(self, action: Action, latency: float) -> Turn:
         text = action.text
-        target = self._target(text)
+        target = reply_target(text, self.crowd, self.harness.constraints.mention_format, self._facts)
         ctx = self._context(text, target, latency)
-        hooks = self._hooks(ctx)
+        hooks = fired_hooks(ctx)
         blocking = [h for h in hooks if h[0].action != "warn"]
         retry = bool(blocking) and blocking[0][0].action == "block_retry" and not self._retry
         delivered = not blocking and bool(text.strip())
         outcome = Outcome()
         if delivered:
-            outcome = self._react(target, ctx.analysis)
+            outcome = react(self.crowd, self.market, self.rng, self.clock, target, ctx.analysis)
         ctx = ctx.with_outcome(outcome, tuple(f"{h.type}:{h.action}" for h, _ in hooks))
         reward = self.reward_model.score(ctx)
         self._history[-1].add({"role": "assistant", "content": text})
@@ -340,29 +231,6 @@ class Room:
         return Turn("reply", reward, [], delivered, ctx.hooks, answered=target.viewer.name if target else None,
                     latency_s=latency, reply=text)
 
-    def _target(self, text: str) -> ChatMessage | None:
-        """The waiting message a reply answers: the addressed viewer's oldest, else the
-        question whose facts the reply states most."""
-        pending = [m for m in self.crowd.pending if m.viewer.present]
-        if not pending or not text.strip():
-            return None
-        names = [n.lower() for n in mentions(text, self.harness.constraints.mention_format)]
-        for name in names:
-            for m in pending:
-                if m.viewer.name.lower() == name:
-                    return m
-        if names:
-            return None
-        norm, found = normalize(text), quantities(text)
-        best, best_n = None, 0
-        for m in pending:
-            if m.is_fact_question:
-                facts = self._facts(m)
-                n = sum(f.stated_in(norm, found) for f in facts)
-                if n > best_n:
-                    best, best_n = m, n
-        return best
-
     def _facts(self, m: ChatMessage):
         return required_facts(m.intent, m.product, self.market, self.words, m.order) if m.is_fact_question else ()
 
@@ -377,64 +245,6 @@ class Room:
             since_feature_s=self.clock - self.featured_at, replies_since_slogan=self.replies_since_slogan,
             latency_budget_s=self.spec.latency.budget_s, turn_latency_s=latency,
         )
-
-    def _hooks(self, ctx: TurnContext) -> list[tuple]:
-        fired = []
-        c = self.harness.constraints
-        for hook in self.harness.hooks:
-            detail = {"max_chars": ctx.max_chars, "mention": c.mention_format.format(name="name"), "phrase": ""}
-            if hook.type == "max_length":
-                hit = len(ctx.reply.strip()) > ctx.max_chars
-            elif hook.type == "banned_phrases":
-                norm = ctx.analysis.norm
-                phrase = next((rule.phrase for p, allow, rule in rulebook(self.market.rules).banned
-                               if p in norm and said(norm, p, allow)), None)
-                hit, detail["phrase"] = phrase is not None, phrase or ""
-            elif hook.type == "format":
-                text = ctx.reply.lstrip()
-                # (a leading "[" may be the harness's own mention format, e.g. "[to mia]")
-                hit = text.startswith("{") or any(t in text for t in _MARKUP)
-            else:
-                hit = ctx.question is not None and not any(
-                    m.lower() == ctx.question.asker.lower() for m in ctx.analysis.mentions)
-            if hit:
-                fired.append((hook, hook.message.format(**detail)))
-        return fired
-
-    # ----------------------------------------------------------------- the room reacts
-    def _react(self, target: ChatMessage | None, a: Analysis) -> Outcome:
-        crowd, market = self.crowd, self.market
-        delta, bought = 0.0, 0
-        if target is not None:
-            v = target.viewer
-            addressed = any(n.lower() == v.name.lower() for n in a.mentions)
-            if target.is_fact_question:
-                share = len(a.stated) / max(1, len(a.stated) + len(a.missing))
-                delta = 0.25 * share - 0.2 * min(a.wrong, 2) + 0.05 * addressed
-                if share == 1.0:
-                    target.answered = True
-                    crowd.stats.answered += 1
-                    crowd.answered(target)
-                    pid = target.product
-                    if pid and a.wrong == 0 and self.rng.random() < crowd.buy_chance(v, pid, market, 1.0):
-                        bought += crowd.buy(v, pid, market)
-                elif share > 0 and not target.followed_up:
-                    crowd.follow_up(target, self.clock, market)
-            else:
-                ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
-                delta = 0.05 if ok else -0.05
-                crowd.answered(target)
-            v.satisfaction = min(1.0, max(0.0, v.satisfaction + delta))
-        featured = market.featured
-        promo = bool(market.coupons_for(featured)) or featured in market.flash
-        if promo and featured in a.products and a.wrong == 0:
-            draws = self.rng.random(len(crowd.present))
-            for v, u in zip(list(crowd.present), draws):
-                # chances are at most 0.9, so most draws are decided without computing them
-                if u < 0.009 and v is not (target.viewer if target else None) \
-                        and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
-                    bought += crowd.buy(v, featured, market)
-        return Outcome(round(delta, 6), bought)
 
     # ---------------------------------------------------------------- the world moves
     def _advance(self, to: float) -> list[dict]:
@@ -464,26 +274,14 @@ class Room:
     def _fire(self, event) -> dict:
         record = event.model_dump(mode="json", exclude_defaults=True)
         record["at"] = event.at
+        before = self.harness
         if isinstance(event, ev.HarnessChange):
-            before = self.harness
             self._change_harness(event)
-            details = [f"tool {before.tool_name(c)} is now called {self.harness.tool_name(c)}"
-                       for c in event.rename_tool]
-            details += [f"skill {event.skill!r} added or updated"] if event.skill else []
-        elif isinstance(event, ev.RuleUpdate):
-            self.market.apply(event)
-            r = event.rules
-            details = ([f"banned phrases {[b.phrase for b in r.banned]}"] if r.banned else []) + \
-                      ([f"banned claims {[c.name for c in r.claims]}"] if r.claims else []) + \
-                      ([f"disclosures {[d.name for d in r.disclosures]}"] if r.disclosures else [])
         else:
             self.market.apply(event)
             if isinstance(event, ev.Feature):
                 self.featured_at = event.at
-            details = [f"{k}={v}" for k, v in record.items() if k not in ("type", "at", "note")]
-        kind = record["type"].replace("_", " ")
-        summary = f"{kind}: {', '.join(details)}"
-        self._notes.append(f"{event.note} ({summary})" if event.note else summary)
+        self._notes.append(event_note(event, record, before, self.harness))
         return record
 
     def _change_harness(self, event: ev.HarnessChange) -> None:
@@ -492,40 +290,8 @@ class Room:
             self.harness = augment(self.harness, self.language, self._augment_rng, self.augmentation.operators)
         self._harness_version += 1
 
-    # -------------------------------------------------------------------- reporting
-    def _phraser_metrics(self) -> dict:
-        p = self.crowd.writer.phraser
-        return {} if p is None else {"llm_viewer_calls": p.calls, "llm_viewer_failures": p.failures}
-
     def metrics(self) -> dict:
-        s = self.crowd.stats
-        present = self.crowd.present
-        stayed = len(present) * self.clock - sum(v.arrived for v in present)
-        return {
-            "clock_s": round(self.clock, 3),
-            "viewers_present": len(self.crowd.present),
-            "viewers_total": s.arrived,
-            "messages": s.messages,
-            "questions_asked": s.questions,
-            "questions_answered": s.answered,
-            "questions_ignored": s.ignored,
-            "questions_waiting": sum(m.is_fact_question for m in self.crowd.pending),
-            "replies": self.replies,
-            "replies_blocked": self.blocked,
-            "tool_errors": self.tool_errors,
-            "purchases": s.purchases,
-            "buyers": s.buyers,
-            "gmv": s.gmv,
-            "conversion": round(s.buyers / s.arrived, 4) if s.arrived else 0.0,
-            "avg_dwell_s": round((s.dwell_total + stayed) / s.arrived, 2) if s.arrived else 0.0,
-            **self._phraser_metrics(),
-            "latency_s": round(self._last_latency, 3),
-            "mean_latency_s": round(self.latency_total / self.steps, 3) if self.steps else 0.0,
-        }
-
-
-#: What a spoken reply never contains: tool-call markup and code fences.
-_MARKUP = ("<tool_call>", '"tool_calls"', "```", "<function", "</think>")
+        return room_metrics(self)
 
 
 def _phraser(spec):

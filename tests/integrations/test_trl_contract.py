@@ -26,14 +26,19 @@ import gymnasium as gym
 import pytest
 
 import liveroom_sim
+from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.integrations import trl as lr_trl
 from liveroom_sim.integrations.trl import (
-    COMPONENT_REWARD_FUNCS, REWARD_FUNCS, TOOL_MODE_NOTE, LiveRoomToolEnv, liveroom_reward_total,
-    make_dataset, make_environment_factory,
+    COMPONENT_REWARD_FUNCS,
+    REWARD_FUNCS,
+    TOOL_MODE_NOTE,
+    LiveRoomToolEnv,
+    liveroom_reward_total,
+    make_dataset,
+    make_environment_factory,
 )
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 from liveroom_sim.spec import COMPONENTS
-from liveroom_sim.harness.tools import TOOLS
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny-v0.yaml"
 

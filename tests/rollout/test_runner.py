@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
+from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.rollout.policy_spec import PolicySpec
 from liveroom_sim.rollout.records import with_advantages
 from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
 from liveroom_sim.testing import FaultPlan, OpenAICompatServer, policy_responder
-from liveroom_sim.policies import ScriptedAvatar
 
 TINY = "tests/fixtures/tiny/tiny-v0.yaml"
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from liveroom_sim.policies.learned import LearnedAvatar, initial_parameters
-from liveroom_sim.train.learner import GRPOLearner
 from liveroom_sim.rollout.policy_spec import PolicySpec
+from liveroom_sim.train.learner import GRPOLearner
 
 TINY = "tests/fixtures/tiny/tiny-v0.yaml"
 

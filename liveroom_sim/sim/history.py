@@ -1,0 +1,67 @@
+"""The chat history the policy is shown: exchanges of a room update and what followed.
+
+The room keeps its own message dicts and their flattened text; the policy is handed
+copies, so nothing a policy does to them reaches the room.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class Block:
+    """One exchange of the chat history: a room update and what followed it."""
+
+    messages: list[dict] = field(default_factory=list)
+    public: list[dict] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    record: list[dict] | None = None
+    _text: tuple[int, str] | None = None
+
+    def add(self, *messages: dict) -> None:
+        """Append messages. The room keeps its own copies and their text; the policy
+        is handed separate copies, so nothing a policy does to them reaches the room."""
+        for m in messages:
+            self.messages.append(m)
+            self.texts.append(flatten_message(m))
+            self.public.append(_copy_message(m))
+        if self.record is not None:
+            self.record.extend(messages)
+
+    def text(self) -> str:
+        if self._text is None or self._text[0] != len(self.texts):
+            self._text = (len(self.texts), "\n\n".join(self.texts))
+        return self._text[1]
+
+
+def _copy_message(m: dict) -> dict:
+    if "tool_calls" in m:
+        return {**m, "tool_calls": [{**c, "function": {**c["function"]}} for c in m["tool_calls"]]}
+    return {**m}
+
+
+def flatten_message(m: dict) -> str:
+    """One chat message as ``role: content`` text, tool calls shown as ``-> name(args)``."""
+    body = m.get("content") or ""
+    for c in m.get("tool_calls") or ():
+        body += f"\n-> {c['function']['name']}({c['function']['arguments']})"
+    return f"{m['role']}: {body}"
+
+
+def room_update(clock: float, market, crowd, harness, notes: list[str], new_chat: list) -> str:
+    """The text of a room update: clock, featured product, ops notes, new chat and the
+    questions still waiting (at most 8, oldest first)."""
+    featured = market.catalog.by_id[market.featured]
+    mm, ss = divmod(int(clock), 60)
+    lines = [f"[{mm:02d}:{ss:02d}] featured: {featured.name} ({featured.id}) | viewers: {len(crowd.present)}"]
+    lines += [f"ops: {n}" for n in notes]
+    if new_chat:
+        lines.append("chat:")
+        lines += [f"{m.viewer.name}: {m.text}" for m in new_chat[-12:]]
+    waiting = [m for m in crowd.pending if m.viewer.present][:8]
+    if waiting:
+        lines.append("waiting for an answer:")
+        lines += [f"- {harness.constraints.mention_format.format(name=m.viewer.name)} "
+                  f"({clock - m.at:.0f}s): {m.text}" for m in waiting]
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""The system prompt as of now, rebuilt only when what it shows has changed.
+
+A room's prompt depends on the harness, the market (featured product, rules, style) and
+the skills the waiting chat calls for; a stream alternates between a few of these, so
+recent prompts are kept by what they depend on.
+"""
+
+from __future__ import annotations
+
+from liveroom_sim.harness import prompt
+
+
+class SystemPrompts:
+    """The system prompt of one room, cached by the state it depends on."""
+
+    def __init__(self, room_info: dict, language: str):
+        self.room_info, self.language = room_info, language
+        self._prompts: dict[tuple, str] = {}
+        self._step = None
+        self._text = ""
+        self._skills_for = None
+        self._skill_hits: dict[int, frozenset[str]] = {}
+
+    def text(self, harness, market, crowd) -> str:
+        """The system prompt for ``harness``, ``market`` and ``crowd`` as they are now."""
+        if self._step == (crowd.version, market.version, harness):
+            return self._text
+        skills = self._active_skills(harness, crowd)
+        key = (id(harness), market.featured, id(market.rules), repr(market.style), skills)
+        self._step = (crowd.version, market.version, harness)
+        # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
+        text = self._prompts.get(key)
+        if text is None:
+            text = prompt.system_prompt(harness, market, self.language, self.room_info, skills)
+            if len(self._prompts) > 64:
+                self._prompts.clear()
+            self._prompts[key] = text
+        self._text = text
+        return text
+
+    def _active_skills(self, harness, crowd) -> frozenset[str]:
+        """Skills whose triggers appear in the waiting chat (each message read once)."""
+        if self._skills_for is not harness:
+            self._skills_for, self._skill_hits = harness, {}
+        hits = self._skill_hits
+        active: set[str] = set()
+        for m in crowd.pending:
+            if m.mid not in hits:
+                hits[m.mid] = prompt.active_skills(harness, m.text.lower())
+            active |= hits[m.mid]
+        return frozenset(active)

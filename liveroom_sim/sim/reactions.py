@@ -1,0 +1,77 @@
+"""How the crowd reacts to a delivered reply: satisfaction, answers credited, purchases.
+
+The asker's satisfaction moves with how much of the question the reply answered (and
+falls with wrong facts); a full answer may convert the asker; a promotion of the
+featured product with correct facts may convert a few of the viewers present. All draws
+come from the episode's generator, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from liveroom_sim.rewards.analysis import Analysis
+from liveroom_sim.rewards.context import Outcome
+from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.sim.viewers import ChatMessage
+from liveroom_sim.world.market import Market
+from liveroom_sim.world.text import mentions, normalize, quantities
+
+
+def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
+          target: ChatMessage | None, a: Analysis) -> Outcome:
+    """Apply a delivered reply (answering ``target``, read as ``a``) to the crowd."""
+    delta, bought = 0.0, 0
+    if target is not None:
+        v = target.viewer
+        addressed = any(n.lower() == v.name.lower() for n in a.mentions)
+        if target.is_fact_question:
+            share = len(a.stated) / max(1, len(a.stated) + len(a.missing))
+            delta = 0.25 * share - 0.2 * min(a.wrong, 2) + 0.05 * addressed
+            if share == 1.0:
+                target.answered = True
+                crowd.stats.answered += 1
+                crowd.answered(target)
+                pid = target.product
+                if pid and a.wrong == 0 and rng.random() < crowd.buy_chance(v, pid, market, 1.0):
+                    bought += crowd.buy(v, pid, market)
+            elif share > 0 and not target.followed_up:
+                crowd.follow_up(target, clock, market)
+        else:
+            ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
+            delta = 0.05 if ok else -0.05
+            crowd.answered(target)
+        v.satisfaction = min(1.0, max(0.0, v.satisfaction + delta))
+    featured = market.featured
+    promo = bool(market.coupons_for(featured)) or featured in market.flash
+    if promo and featured in a.products and a.wrong == 0:
+        draws = rng.random(len(crowd.present))
+        for v, u in zip(list(crowd.present), draws):
+            # chances are at most 0.9, so most draws are decided without computing them
+            if u < 0.009 and v is not (target.viewer if target else None) \
+                    and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
+                bought += crowd.buy(v, featured, market)
+    return Outcome(round(delta, 6), bought)
+
+
+def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> ChatMessage | None:
+    """The waiting message a reply answers: the addressed viewer's oldest, else the
+    question whose facts the reply states most (``facts_of(message)`` gives them)."""
+    pending = [m for m in crowd.pending if m.viewer.present]
+    if not pending or not text.strip():
+        return None
+    names = [n.lower() for n in mentions(text, mention_format)]
+    for name in names:
+        for m in pending:
+            if m.viewer.name.lower() == name:
+                return m
+    if names:
+        return None
+    norm, found = normalize(text), quantities(text)
+    best, best_n = None, 0
+    for m in pending:
+        if m.is_fact_question:
+            n = sum(f.stated_in(norm, found) for f in facts_of(m))
+            if n > best_n:
+                best, best_n = m, n
+    return best

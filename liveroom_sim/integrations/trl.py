@@ -42,6 +42,7 @@ from liveroom_sim.integrations.trl_rewards import (
     COMPONENT_REWARD_FUNCS,
     DEFAULT_ENV_ID,
     REWARD_FUNCS,
+    _make_env,
     liveroom_compliance,
     liveroom_engagement,
     liveroom_factuality,
@@ -62,18 +63,6 @@ TOOL_MODE_NOTE = ("(Speak to the room only by calling the `reply` tool: it retur
                   "Look facts up with the other tools first. A message without a tool call ends your shift.)")
 
 _ENDED = "[The stream has ended. Stop calling tools.]"
-
-
-def _make_env(env_id: str | None, spec: str | None):
-    """``gym.make`` the env (registering ``spec`` first, for fresh worker processes)."""
-    import gymnasium as gym
-
-    import liveroom_sim
-
-    if spec is not None:
-        env_id = liveroom_sim.register_spec(spec, env_id)
-    env_id = env_id or DEFAULT_ENV_ID
-    return gym.make(env_id), env_id
 
 
 def _after_last_assistant(messages: list[dict]) -> list[dict]:

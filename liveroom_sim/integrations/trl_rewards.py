@@ -14,6 +14,18 @@ from typing import Any
 DEFAULT_ENV_ID = "LiveRoom-v0"
 
 
+def _make_env(env_id: str | None, spec: str | None):
+    """``gym.make`` the env (registering ``spec`` first, for fresh worker processes)."""
+    import gymnasium as gym
+
+    import liveroom_sim
+
+    if spec is not None:
+        env_id = liveroom_sim.register_spec(spec, env_id)
+    env_id = env_id or DEFAULT_ENV_ID
+    return gym.make(env_id), env_id
+
+
 def liveroom_reward_total(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
     """The LiveRoom reward total of each completion (a TRL reward function).
 
@@ -134,6 +146,4 @@ def _replay(env_id: str, seed: int, text: str) -> dict[str, float]:
 @functools.lru_cache(maxsize=8)
 def _replay_env(env_id: str):
     # ``reset(seed)`` rebuilds the whole room, so reusing one env per id changes no result.
-    from liveroom_sim.integrations.trl import _make_env
-
     return _make_env(env_id, None)[0]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib.metadata
 import json
 import os
 import random
@@ -119,7 +120,6 @@ class DirectChatClient:
     """
 
     def __init__(self, endpoint: Endpoint):
-        from liveroom_sim import __version__
         from liveroom_sim.llm.http1 import HTTPClient
 
         base = (endpoint.resolved_base_url() or "https://api.openai.com/v1").rstrip("/")
@@ -129,7 +129,7 @@ class DirectChatClient:
                                "to NO_PROXY, or use the openai client (Endpoint(direct=False), no --direct)")
         self.target = (url.path or "") + "/chat/completions"
         self.headers = [("Authorization", f"Bearer {endpoint._key()}"), ("Content-Type", "application/json"),
-                        ("Accept", "application/json"), ("User-Agent", f"liveroom-sim/{__version__}")]
+                        ("Accept", "application/json"), ("User-Agent", f"liveroom-sim/{_package_version()}")]
         self.endpoint = endpoint
         self.http = HTTPClient(base)
         self._jitter = random.Random()  # waits only; nothing an episode records depends on it
@@ -229,6 +229,16 @@ async def _close_at_shutdown(loop, clients: dict):
 
 _CLIENTS: dict[tuple, object] = {}
 _ASYNC_CLIENTS: dict = {}  # event loop -> ({key: client}, its closer)
+
+
+@functools.lru_cache(maxsize=1)
+def _package_version() -> str:
+    # Read from the installed metadata: importing the package root would make this layer
+    # depend on everything the root registers.
+    try:
+        return importlib.metadata.version("liveroom_sim")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 def redact(text: str, endpoint: Endpoint | None = None) -> str:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from liveroom_sim.env import LiveRoomEnv
 
-TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny-v0.yaml"
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny-v0.yaml"
 TOOL_NAMES = {"get_product", "get_price_stock", "check_price_and_stock", "get_promotions", "get_policy",
               "get_order_status"}
 PRODUCT_TOOLS = ["get_product", "get_policy"]  # not renamed by the tiny campaign

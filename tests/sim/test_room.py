@@ -11,7 +11,7 @@ import pytest
 from liveroom_sim.env import LiveRoomEnv
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 
-TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny-v0.yaml"
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny-v0.yaml"
 FILLER = "Welcome to Tiny Test Live, grab a seat and say hi! " * 4  # ~4 s of simulated talk
 
 

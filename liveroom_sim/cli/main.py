@@ -44,7 +44,7 @@ def build_parser() -> Parser:
     report.add_argument("source", help="a rollout JSONL file or a training run folder")
     report.add_argument("--out", default=None, help="the HTML file to write (default: SOURCE.html, or "
                                                       "report.html inside a run folder)")
-    report.add_argument("--max-episodes", type=int_at_least(1), default=24,
+    report.add_argument("--max-episodes", type=int_at_least(1), default=8,
                         help="episodes given a full chat replay (the rest are listed with their scores)")
     report.set_defaults(func=_report)
     try:

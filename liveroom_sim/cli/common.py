@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import gymnasium as gym
@@ -179,6 +180,33 @@ def check_endpoint(args, timeout_s: float = 5.0) -> str | None:
     return None
 
 
+def missing(path: str | Path) -> str:
+    """``path`` is missing: say so, naming the first folder on the way that is missing too.
+
+    >>> missing("/no/such/dir/spec.yaml")
+    "'/no/such/dir/spec.yaml' does not exist (the folder '/no' is missing)"
+    """
+    path = Path(path)
+    gone = None
+    for parent in path.parents:
+        if parent.exists():
+            break
+        gone = parent
+    return f"{str(path)!r} does not exist" + (f" (the folder {str(gone)!r} is missing)" if gone else "")
+
+
+def env_id(env: str) -> str:
+    """The registered id for ``--env`` (an id or a spec file), registering a file first.
+
+    Raises:
+        ValueError: A spec file path that does not exist (named as missing).
+    """
+    if env.endswith((".yaml", ".yml")) or os.sep in env:
+        if not Path(env).exists():
+            raise ValueError(f"the spec file {missing(env)}")
+    return resolve_env_id(env)
+
+
 def make_env(env: str):
     """The unwrapped env of a registered id or a spec file."""
-    return gym.make(resolve_env_id(env)).unwrapped
+    return gym.make(env_id(env)).unwrapped

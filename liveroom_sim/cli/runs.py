@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from liveroom_sim import resolve_env_id
-from liveroom_sim.cli.common import (EXIT_ENDPOINT, DeprecatedAlias, check_endpoint, endpoint_url, fail, float_in, int_at_least,
-                                     policy_spec)
+from liveroom_sim.cli.common import (EXIT_ENDPOINT, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
+                                     float_in, int_at_least, policy_spec)
 from liveroom_sim.errors import LiveRoomError
 
 POLICY_HELP = ("scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` folder); "
@@ -105,7 +104,7 @@ def run_rollout(args) -> int:
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,
             ray_address=args.ray_address, resume=args.resume, normalize=args.normalize,
             record_messages=not args.no_messages)
-        resolve_env_id(args.env)
+        env_id(args.env)
     except (LiveRoomError, ValueError) as exc:
         return fail("rollout", str(exc))
     if policy.kind == "openai" and (problem := check_endpoint(args)):
@@ -144,7 +143,7 @@ def run_train(args) -> int:
     if Path(args.out).is_file():
         return fail("train", f"--out {args.out!r} is a file; train writes a folder")
     try:
-        resolve_env_id(args.env)
+        env_id(args.env)
         summary = train(args.env, args.out, iterations=args.iterations, group_size=args.group_size,
                         groups=args.groups, learning_rate=args.learning_rate, seed=args.seed,
                         backend=args.backend, workers=args.workers)
@@ -160,13 +159,13 @@ def run_latency(args) -> int:
     from liveroom_sim.rollout.latency import measure
 
     try:
-        env_id = resolve_env_id(args.env)
+        env = env_id(args.env)
         avatar = policy_spec(args, "openai").build()
     except (LiveRoomError, ValueError) as exc:
         return fail("latency", str(exc))
     if problem := check_endpoint(args):
         return fail("latency", problem, EXIT_ENDPOINT)
-    report = asyncio.run(measure(env_id, avatar, args.sessions, args.concurrency, args.turns,
+    report = asyncio.run(measure(env, avatar, args.sessions, args.concurrency, args.turns,
                                  progress=not args.json))
     if args.json:
         print(json.dumps(report))
@@ -197,14 +196,14 @@ def run_export_sft(args) -> int:
     if problem := _out_file("export-sft", args.out):
         return fail("export-sft", problem)
     try:
-        env_id = resolve_env_id(args.env)
+        env = env_id(args.env)
         spec = policy_spec(args)
     except (LiveRoomError, ValueError) as exc:
         return fail("export-sft", str(exc))
     if spec.kind == "openai" and (problem := check_endpoint(args)):
         return fail("export-sft", problem, EXIT_ENDPOINT)
     try:
-        counts = export_sft(env_id, args.episodes, args.augment, args.out, spec.build(args.seed),
+        counts = export_sft(env, args.episodes, args.augment, args.out, spec.build(args.seed),
                             min_reward=args.min_reward, seed=args.seed)
     except LiveRoomError as exc:
         where = f"the endpoint {endpoint_url(args)} failed: " if spec.kind == "openai" else ""

@@ -65,10 +65,19 @@ def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, ti
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if integer_x:
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        whole_numbers(ax, [x for xs, _ in series.values() for x in xs])
     return to_svg(fig)
+
+
+def whole_numbers(ax, xs: Sequence[float]) -> None:
+    """Ticks on whole numbers only: each value when there are few, else as matplotlib picks."""
+    from matplotlib.ticker import MaxNLocator
+
+    values = sorted(set(xs))
+    if 0 < len(values) <= 12:
+        ax.set_xticks(values)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def draw_lines(ax, series, *, baselines=None, band=None, vlines=(), vline_label="") -> None:

@@ -77,8 +77,11 @@ def training_sections(folder: Path) -> list[Section]:
                              baselines={b: (base[b] or {}).get(k) for b in BASELINES})
             ax.set_title(f"{k}: mean score sum per episode", fontsize=10)
             ax.set_ylabel("points per episode")
-        for ax in axes[-1, :]:
+        for ax in axes.flat:
+            plots.whole_numbers(ax, its)
+        for ax in (axes[-1, 0], axes[-2, 1]):
             ax.set_xlabel("iteration")
+            ax.xaxis.set_tick_params(labelbottom=True)
         axes[-1, -1].set_visible(False)
         fig.suptitle("Learning curves per reward component (unweighted sums), with baselines")
         parts.append(f'<div class="plot">{plots.to_svg(fig)}</div>')

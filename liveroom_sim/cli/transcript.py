@@ -49,9 +49,10 @@ def summarise_result(content: str, width: int = 90) -> str:
         text = " ".join(str(content).split())
         return text if len(text) <= width else text[: width - 1] + "…"
     if isinstance(data, dict) and "error" in data:
-        return f"FAULT: {data['error']}"
+        return "FAULT: " + " ".join(str(data["error"]).split())
     if not isinstance(data, dict):
-        return f"{type(data).__name__} of {len(data)}" if isinstance(data, list) else str(data)
+        text = f"a list of {len(data)}" if isinstance(data, list) else " ".join(str(data).split())
+        return text if len(text) <= width else text[: width - 1] + "…"
     shown, used = [], 0
     for k, v in data.items():
         if v is None or v == [] or v == {}:
@@ -63,6 +64,8 @@ def summarise_result(content: str, width: int = 90) -> str:
             item = f"{k}=({', '.join(f'{a}={b}' for a, b in v.items())})" if small else f"{k}=({len(v)} fields)"
         else:
             item = f"{k}={v}"
+        item = " ".join(item.split())
+        item = item if len(item) <= 60 else item[:59] + "…"
         if used + len(item) > width and shown:
             shown.append(f"… (+{len(data) - len(shown)} fields)")
             break

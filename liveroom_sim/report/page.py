@@ -84,7 +84,7 @@ border:none;border-bottom:1px solid #f0f0f0}.reward .why{color:#5b6675;text-alig
 .reward .tot td{font-weight:700;border-top:1px solid #ccd}.neg{color:#c0392b}.pos{color:#1e7d46}
 details summary{cursor:pointer;color:#3d6fb6}pre{white-space:pre-wrap;word-break:break-word;font-size:12px;
 margin:4px 0}.note{color:#5b6675;font-size:13px}.side{display:flex;gap:10px;overflow-x:auto}
-.side>div{flex:1;min-width:220px}
+.side>div{flex:1;min-width:220px}.side table{width:100%}
 """
 
 JS = """

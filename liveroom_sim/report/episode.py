@@ -86,6 +86,10 @@ def _plots(record, turns, details, weights, events) -> str:
                                 (axes[2, 0], "gmv", "GMV (cumulative)", "GMV (currency units)")):
         plots.draw_lines(ax, {name: (minutes, [d[key] for d in details])}, vlines=ev_min, vline_label="campaign event")
         ax.set_ylabel(unit)
+        if key != "gmv":
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no half viewers
     axes[0, 0].set_title(f"The room over stream time: {label}")
     axes[2, 0].set_xlabel("stream time (minutes)")
     room = plots.to_svg(fig)

@@ -43,7 +43,7 @@ def run_demo(args) -> int:
     if spec.kind == "openai" and (problem := check_endpoint(args)):
         return fail("demo", problem, EXIT_ENDPOINT)
     policy = spec.build(args.seed)
-    label = spec.kind if spec.kind != "learned" else f"checkpoint {spec.checkpoint}"
+    label = {"learned": f"checkpoint {spec.checkpoint}", "openai": f"openai model {spec.model}"}.get(spec.kind, spec.kind)
     weights = dict(env.world.spec.reward.weights)
     out = sys.stdout
     tally: Counter = Counter()

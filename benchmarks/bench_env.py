@@ -12,13 +12,20 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import gymnasium as gym
 
 import liveroom_sim  # noqa: F401  (registers the envs)
 from liveroom_sim.policies import ScriptedAvatar
+
+
+def say(message: str) -> None:
+    """Progress on stderr (the figures alone go to stdout, as one JSON line)."""
+    print(f"[{Path(__file__).stem}] {message}", file=sys.stderr, flush=True)
 
 
 def record(env_id: str, seed: int) -> list[str]:
@@ -34,6 +41,7 @@ def record(env_id: str, seed: int) -> list[str]:
 
 
 def steps_per_second(env_id: str, episodes: int, repeats: int) -> dict:
+    say(f"recording {episodes} scripted episodes of {env_id}")
     plans = [(seed, record(env_id, seed)) for seed in range(episodes)]
     env = gym.make(env_id).unwrapped
     steps = sum(len(actions) for _, actions in plans)
@@ -47,6 +55,7 @@ def steps_per_second(env_id: str, episodes: int, repeats: int) -> dict:
             for a in actions:
                 env.step(a)
         rates.append(steps / (time.process_time() - t0))
+        say(f"repeat {len(rates)}/{repeats}: {rates[-1]:,.0f} steps/s")
     rates.sort()
     return {"env": env_id, "episodes": episodes, "steps": steps, "repeats": repeats,
             "steps_per_second": round(rates[-1], 1), "steps_per_second_median": round(rates[len(rates) // 2], 1)}
@@ -58,7 +67,10 @@ def memory_per_env(env_id: str, instances: int) -> dict:
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     envs = []
+    say(f"memory: {instances} live envs")
     for i in range(instances):
+        if i and i % 250 == 0:
+            say(f"  {i}/{instances} envs made")
         env = gym.make(env_id).unwrapped
         env.reset(seed=i)
         envs.append(env)

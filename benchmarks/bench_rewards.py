@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +24,11 @@ from liveroom_sim.rewards.golden import load_cases
 from liveroom_sim.rewards.model import RewardModel
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "rewards.jsonl"
+
+
+def say(message: str) -> None:
+    """Progress on stderr (the figures alone go to stdout, as one JSON line)."""
+    print(f"[{Path(__file__).stem}] {message}", file=sys.stderr, flush=True)
 
 
 def contexts(n: int) -> list[tuple[RewardModel, object]]:
@@ -58,12 +64,17 @@ def main() -> None:
     ap.add_argument("--evaluations", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
+    say(f"building {args.contexts} contexts from {GOLDEN.name}")
     pairs = contexts(args.contexts)
     rate(pairs, len(pairs), cold=False)  # warm up the regex and phrase caches once
     out = {"contexts": len(pairs), "evaluations": args.evaluations, "repeats": args.repeats}
     for label, cold in (("", True), ("_warm_memo", False)):
         # CPU time of this process; the machine's speed varies, so best and median are shown.
-        rates = sorted(rate(pairs, args.evaluations, cold) for _ in range(args.repeats))
+        rates = []
+        for i in range(args.repeats):
+            rates.append(rate(pairs, args.evaluations, cold))
+            say(f"{'cold' if cold else 'warm'} memo, repeat {i + 1}/{args.repeats}: {rates[-1]:,.0f} evaluations/s")
+        rates.sort()
         out[f"evaluations_per_second{label}"] = round(rates[-1], 1)
         out[f"evaluations_per_second{label}_median"] = round(rates[len(rates) // 2], 1)
     print(json.dumps(out))

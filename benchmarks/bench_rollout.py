@@ -27,6 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY = str(ROOT / "tests" / "fixtures" / "tiny" / "tiny-v0.yaml")
 
 
+def say(message: str) -> None:
+    """Progress on stderr (the figures alone go to stdout, as one JSON line)."""
+    print(f"[{Path(__file__).stem}] {message}", file=sys.stderr, flush=True)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -38,6 +43,8 @@ def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripte
     from liveroom_sim.rollout.policy_spec import PolicySpec
     from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
 
+    say(f"llm: {episodes} episodes, {in_flight} in flight, {latency * 1000:.0f} ms per call, "
+        f"{'direct' if direct else 'openai'} client, backend {backend}")
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "liveroom_sim.testing.openai_server", "--port", str(port),
                                "--latency", str(latency), "--responder", responder],
@@ -54,7 +61,7 @@ def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripte
         with tempfile.TemporaryDirectory() as tmp:
             config = RolloutConfig(env=TINY, policy=policy, episodes=episodes, out=Path(tmp) / "r.jsonl",
                                    backend=backend, workers=workers, in_flight=in_flight // workers,
-                                   record_messages=False, progress=False)
+                                   record_messages=False, progress=True)
             started = time.perf_counter()
             report = run_rollouts(config)
             wall = time.perf_counter() - started
@@ -82,7 +89,8 @@ def ray_scaling(episodes: int) -> dict:
         for workers in (1, 2, 1, 2):  # twice each, best kept: the machine's speed varies
             config = RolloutConfig(env="LiveRoom-v0", policy=PolicySpec(kind="scripted"), episodes=episodes,
                                    out=Path(tmp) / f"r{workers}.jsonl", backend="ray", workers=workers,
-                                   in_flight=4, record_messages=False, progress=False)
+                                   in_flight=4, record_messages=False, progress=True)
+            say(f"ray: {episodes} scripted episodes on {workers} worker(s)")
             report = run_rollouts(config)
             out[workers] = max(out.get(workers, 0.0), report["episodes_per_second"])
     return {"episodes": episodes, "eps_per_second_1_worker": out[1], "eps_per_second_2_workers": out[2],

@@ -45,6 +45,21 @@ class EpisodeResult:
                 "reason": self.reason, "accounting": self.accounting}
 
 
+def turn_record(info: dict) -> dict:
+    """One step as rollout records keep it: its kind and reward breakdown, and under
+    ``detail`` what a session report shows beside the turn (stream clock, viewers present,
+    questions waiting, GMV, events fired, hooks, tool faults, the reward's reasons)."""
+    turn, m = info["turn"], info["metrics"]
+    detail = {"clock_s": m["clock_s"], "viewers": m["viewers_present"], "waiting": m["questions_waiting"],
+              "gmv": m["gmv"], "delivered": turn["delivered"], "gated": turn["gated"]}
+    for key, value in (("events", info["events"]), ("hooks", turn["hooks"]), ("tool_errors", turn["tool_errors"]),
+                       ("answered", turn["answered"])):
+        if value:
+            detail[key] = value
+    detail["reasons"] = {k: v for k, v in info.get("reward_reasons", {}).items() if v}
+    return {"kind": turn["kind"], **info["reward_breakdown"], "detail": detail}
+
+
 class _Run:
     """The bookkeeping of one episode, shared by :func:`play` and :func:`aplay`."""
 
@@ -78,7 +93,7 @@ class _Run:
             self.room_env.room.accounting.update(accounting.as_dict())
         self.obs, _, self.terminated, self.truncated, self.info = self.env.step(action)
         if self.record:
-            self.turn_rewards.append({"kind": self.info["turn"]["kind"], **self.info["reward_breakdown"]})
+            self.turn_rewards.append(turn_record(self.info))
         if self.on_step is not None:
             self.on_step(self.info)
         return self.terminated or self.truncated

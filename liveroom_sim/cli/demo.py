@@ -1,37 +1,88 @@
-"""``liveroom demo``: one session, its transcript and a summary."""
+"""``liveroom demo``: one session, its transcript (or a one-screen ``--brief``) and a summary.
+
+Exit codes: 0 when the episode ran, 1 when the policy's endpoint was unreachable, wrong or
+kept failing (one line on stderr names the URL and the cause), 2 for bad options.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 
-from liveroom_sim.cli.common import _make_env, _policy
+from liveroom_sim.cli.common import EXIT_ENDPOINT, check_endpoint, endpoint_url, fail, make_env, policy_spec
+from liveroom_sim.cli.transcript import LEGEND, Transcript, contributions
 from liveroom_sim.episode import play
 from liveroom_sim.errors import LiveRoomError
 
-_ABBREV = {"factuality": "fact", "compliance": "comp", "engagement": "eng", "strategy": "strat", "harness": "harness"}
+
+def add_demo_parser(sub, llm_options) -> None:
+    from liveroom_sim.cli.common import int_at_least
+
+    demo = sub.add_parser("demo", help="run one session and print its transcript",
+                          description="Run one session and print its transcript and a summary.")
+    demo.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
+    demo.add_argument("--seed", type=int_at_least(0), default=0, help="the episode's seed")
+    demo.add_argument("--policy", default=None,
+                      help="scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` "
+                           "folder); default: scripted, or openai when --base-url/--model is given")
+    out = demo.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print only one JSON object: the episode summary")
+    out.add_argument("--brief", action="store_true", help="print a one-screen summary instead of the transcript")
+    demo.add_argument("--verbose", action="store_true", help="print every tool result in full")
+    llm_options(demo)
+    demo.set_defaults(func=run_demo)
 
 
-def _demo(args) -> int:
+def run_demo(args) -> int:
     try:
-        env = _make_env(args.env)
-        policy = _policy(args.policy, args)
+        env = make_env(args.env)
+        spec = policy_spec(args)
     except (LiveRoomError, ValueError) as exc:
-        print(f"liveroom demo: {exc}", file=sys.stderr)
-        return 2
+        return fail("demo", str(exc))
+    if spec.kind == "openai" and (problem := check_endpoint(args)):
+        return fail("demo", problem, EXIT_ENDPOINT)
+    policy = spec.build(args.seed)
+    label = {"learned": f"checkpoint {spec.checkpoint}", "openai": f"openai model {spec.model}"}.get(spec.kind, spec.kind)
+    weights = dict(env.world.spec.reward.weights)
     out = sys.stdout
-    if not args.json:
-        spec = env.world.spec
-        print(f"== {spec.room.name} ({spec.id}, seed {args.seed}, policy {args.policy})", file=out)
-        env.reset(seed=args.seed)
-        _print_update(env._info(None), out)
-    result = play(env, policy, args.seed, on_step=None if args.json else (lambda info: _print_turn(info, out)))
+    tally: Counter = Counter()
+    transcript = Transcript(out, weights, verbose=args.verbose) if not (args.json or args.brief) else None
+
+    def on_step(info: dict) -> None:
+        turn = info["turn"]
+        tally["blocked"] += turn["kind"] == "reply" and not turn["delivered"]
+        tally["tool_faults"] += len(turn["tool_errors"])
+        tally["events"] += len(info.get("events") or [])
+        tally["gated"] += bool(turn.get("gated"))
+        if transcript is not None:
+            transcript.turn(info)
+        elif tally["steps"] % 50 == 0 and sys.stderr.isatty():
+            print(f"\r[demo] step {tally['steps']}, stream clock {info['metrics']['clock_s']:.0f}s",
+                  end="", file=sys.stderr, flush=True)
+        tally["steps"] += 1
+
+    if transcript is not None:
+        print(f"== {env.world.spec.room.name} ({env.world.spec.id}, seed {args.seed}, policy {label})", file=out)
+        print(LEGEND, file=out)
+        _, info = env.reset(seed=args.seed)
+        tally["events"] += len(info.get("events") or [])
+        transcript.start(info)
+    else:
+        _, info = env.reset(seed=args.seed)
+        tally["events"] += len(info.get("events") or [])
+    result = play(env, policy, args.seed, on_step=on_step)
+    if transcript is None and sys.stderr.isatty():
+        print("\r" + " " * 50 + "\r", end="", file=sys.stderr)
     summary = {
-        "env": env.world.spec.id, "seed": args.seed, "policy": args.policy,
+        "env": env.world.spec.id, "seed": args.seed, "policy": label,
         "return": round(result.total, 4),
         "returns": {k: round(v, 4) for k, v in result.returns.items() if k != "total"},
+        "weights": weights,
         "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
         "metrics": result.metrics,
+        "events": tally["events"], "replies_blocked": tally["blocked"], "tool_faults": tally["tool_faults"],
+        "gated_turns": tally["gated"],
     }
     if result.reason:
         summary["truncated_reason"] = result.reason
@@ -40,51 +91,38 @@ def _demo(args) -> int:
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
-        _print_summary(summary, out)
+        print_summary(summary, out, brief=args.brief)
+    if result.reason:
+        return fail("demo", f"the endpoint {endpoint_url(args)} kept failing: {result.reason}", EXIT_ENDPOINT)
     return 0
 
 
-def _print_update(info: dict, out) -> None:
-    last = info["messages"][-1]
-    if last["role"] == "user":
-        for line in last["content"].splitlines():
-            print(f"   {line}", file=out)
-
-
-def _print_turn(info: dict, out) -> None:
-    turn = info["turn"]
-    msgs = info["messages"]
-    r = info["reward_breakdown"]
-    parts = " ".join(f"{_ABBREV[k]} {v:+.2f}" for k, v in r.items() if k != "total")
-    if turn["kind"] == "tool":
-        i = len(msgs) - 1
-        while msgs[i]["role"] == "tool":
-            i -= 1
-        for call, result in zip(msgs[i].get("tool_calls") or [], msgs[i + 1:]):
-            fn = call["function"]
-            print(f"   -> {fn['name']}({fn['arguments']}) = {result['content'][:160]}", file=out)
-        if turn["tool_errors"]:
-            print(f"      reward {r['total']:+.2f} ({parts})", file=out)
-        return
-    reply = next((m["content"] for m in reversed(msgs) if m["role"] == "assistant" and not m.get("tool_calls")), "")
-    status = "" if turn["delivered"] else "  [NOT DELIVERED: " + ", ".join(turn["hooks"] or ["empty"]) + "]"
-    print(f" >> {reply}{status}", file=out)
-    print(f"      reward {r['total']:+.2f} ({parts})", file=out)
-    for e in info["events"]:
-        print(f"   ** event at {e['at']:.0f}s: {e['type']} {e.get('note', '')}".rstrip(), file=out)
-    _print_update(info, out)
-
-
-def _print_summary(s: dict, out) -> None:
+def print_summary(s: dict, out, brief: bool = False) -> None:
+    """The episode summary; ``brief`` adds the room's story in a few lines."""
     m = s["metrics"]
-    print("\n== episode summary", file=out)
-    print(f"return {s['return']:+.2f}: " + ", ".join(f"{k} {v:+.2f}" for k, v in s["returns"].items()), file=out)
+    minutes = m["clock_s"] / 60
+    print(f"\n== episode summary ({s['env']}, seed {s['seed']}, policy {s['policy']})", file=out)
+    parts = contributions(s["returns"], s["weights"])
+    print(f"return {s['return']:+.2f} = " + " + ".join(
+        f"{k} {v:+.2f} (weight {s['weights'].get(k, 1.0):g} x {s['returns'][k]:+.2f})" for k, v in parts.items()),
+        file=out)
+    if s.get("gated_turns"):
+        print(f"  {s['gated_turns']} turns capped by the compliance gate: the parts sum to "
+              f"{sum(parts.values()):+.2f}, the return is lower", file=out)
     ending = "stream over" if s["terminated"] else s.get("truncated_reason", "step limit")
-    print(f"steps {s['steps']} ({ending}); "
-          f"questions answered {m['questions_answered']}, ignored {m['questions_ignored']}; "
-          f"purchases {m['purchases']}, GMV {m['gmv']:.2f}; viewers at the end {m['viewers_present']} "
-          f"(of {m['viewers_total']}), conversion {m['conversion']:.1%}", file=out)
+    print(f"steps {s['steps']} ({ending}), {minutes:.1f} min of stream", file=out)
+    print(f"questions asked {m['questions_asked']}, answered {m['questions_answered']}, ignored "
+          f"{m['questions_ignored']}, still waiting {m['questions_waiting']}", file=out)
+    print(f"purchases {m['purchases']}, GMV {m['gmv']:.2f}; viewers at the end {m['viewers_present']} "
+          f"(of {m['viewers_total']} who came), conversion {m['conversion']:.1%}, "
+          f"average stay {m['avg_dwell_s']:.0f} s", file=out)
+    print(f"campaign events {s['events']}, replies blocked by hooks {s['replies_blocked']}, "
+          f"tool faults {s['tool_faults']}", file=out)
+    if brief:
+        print(f"replies {m['replies']}, mean turn latency {m['mean_latency_s']:.2f} s "
+              f"(see `liveroom demo` without --brief for the transcript, `liveroom report` for plots)", file=out)
     if s.get("accounting"):
         a = s["accounting"]
-        print(f"LLM calls {a['calls']}, tokens {a['prompt_tokens']} in / {a['completion_tokens']} out, "
-              f"{a['seconds']:.1f} s, errors {a['errors']}", file=out)
+        print(f"LLM calls {a.get('calls', 0)}, tokens {a.get('prompt_tokens', 0)} in / "
+              f"{a.get('completion_tokens', 0)} out, {a.get('seconds', 0.0):.1f} s, errors {a.get('errors', 0)}",
+              file=out)

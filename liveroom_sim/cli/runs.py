@@ -1,66 +1,185 @@
 """``liveroom rollout``, ``train``, ``latency`` and ``export-sft``: commands that play
-many episodes. Heavy layers are imported when their command runs."""
+many episodes. Heavy layers are imported when their command runs.
+
+Each prints progress on stderr and its result (one JSON object) on stdout. Exit codes: 0
+when the run completed, 1 when an endpoint was unreachable, wrong or kept failing (one line
+names the URL and the cause), 2 for bad options or files.
+"""
 
 from __future__ import annotations
 
 import json
-import sys
+from pathlib import Path
 
-from liveroom_sim import resolve_env_id
-from liveroom_sim.cli.common import _policy
+from liveroom_sim.cli.common import (EXIT_ENDPOINT, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
+                                     float_in, int_at_least, policy_spec)
 from liveroom_sim.errors import LiveRoomError
 
+POLICY_HELP = ("scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` folder); "
+               "default: scripted, or openai when --base-url/--model is given")
 
-def _rollout(args) -> int:
-    from liveroom_sim.rollout.policy_spec import PolicySpec
+
+def add_run_parsers(sub, llm_options) -> None:
+    """Add ``latency``, ``rollout``, ``train`` and ``export-sft`` to the subparsers."""
+    pos, nonneg = int_at_least(1), int_at_least(0)
+    lat = sub.add_parser("latency", help="measure complete-agent turn latency against an endpoint",
+                         description="Measure complete-agent turn latency against an OpenAI-compatible endpoint.")
+    lat.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
+    lat.add_argument("--sessions", type=pos, default=4, help="simulated sessions")
+    lat.add_argument("--concurrency", type=pos, default=4, help="sessions in flight at once")
+    lat.add_argument("--turns", type=pos, default=10, help="complete agent turns per session")
+    lat.add_argument("--json", action="store_true", help="print only one JSON object (times in seconds)")
+    llm_options(lat)
+    lat.set_defaults(func=run_latency)
+
+    ro = sub.add_parser("rollout", help="play many episodes in GRPO groups and write JSONL records",
+                        description="Play many episodes in GRPO groups and write one JSON record per episode.")
+    ro.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
+    ro.add_argument("--policy", default=None, help=POLICY_HELP)
+    ro.add_argument("--episodes", type=pos, required=True, help="episodes to play")
+    ro.add_argument("--group-size", type=pos, default=1, help="samples per group (one seed per group)")
+    ro.add_argument("--seed", type=nonneg, default=0, help="first group's seed (group g uses seed + g)")
+    ro.add_argument("--backend", choices=("serial", "async", "ray"), default="serial", help="where episodes run")
+    ro.add_argument("--workers", type=pos, default=2, help="Ray workers")
+    ro.add_argument("--in-flight", type=pos, default=32, help="episodes in flight per worker (async and ray)")
+    ro.add_argument("--ray-address", default=None, help="join a Ray cluster (default: $RAY_ADDRESS, else local)")
+    ro.add_argument("--normalize", choices=("std", "mean", "none"), default="std", help="advantage normalisation")
+    ro.add_argument("--out", required=True, help="the JSONL file to write")
+    ro.add_argument("--resume", action="store_true", help="skip episodes the output file already holds")
+    ro.add_argument("--no-messages", action="store_true", help="leave trajectories out of the records")
+    llm_options(ro)
+    ro.add_argument("--direct", action="store_true",
+                    help="async/ray: post LLM calls over a lean HTTP/1.1 client, not the openai client "
+                         "(about half the CPU a call; no proxies; see docs/rollouts.md)")
+    ro.set_defaults(func=run_rollout)
+
+    tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints",
+                        description="GRPO-train the built-in numpy avatar.")
+    tr.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
+    tr.add_argument("--iterations", type=pos, default=20, help="GRPO iterations")
+    tr.add_argument("--group-size", type=pos, default=8, help="samples per group")
+    tr.add_argument("--groups", type=pos, default=4, help="groups (seeds) per iteration")
+    tr.add_argument("--learning-rate", type=float_in(0.0, open_low=True), default=0.5, help="learner step size")
+    tr.add_argument("--seed", type=nonneg, default=0, help="first group's seed")
+    tr.add_argument("--backend", choices=("serial", "async", "ray"), default="serial", help="where episodes run")
+    tr.add_argument("--workers", type=pos, default=2, help="Ray workers")
+    tr.add_argument("--out", required=True, help="output folder")
+    tr.set_defaults(func=run_train)
+
+    sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories as chat-format JSON lines",
+                         description="Write HSA-SFT teacher trajectories as chat-format JSON lines.")
+    sft.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
+    sft.add_argument("--episodes", type=pos, default=10, help="episodes (seeds)")
+    sft.add_argument("--augment", type=pos, default=4, help="augmented harness variants per episode (K)")
+    sft.add_argument("--out", required=True, help="the JSONL file to write")
+    sft.add_argument("--min-reward", type=float_in(), default=0.0, help="drop replies whose turn reward is below this")
+    sft.add_argument("--seed", type=nonneg, default=0, help="first episode's seed")
+    sft.add_argument("--policy", default=None, help=f"the teacher: {POLICY_HELP}")
+    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias, help="deprecated: use --policy")
+    llm_options(sft)
+    sft.set_defaults(func=run_export_sft)
+
+
+def _out_file(command: str, out: str) -> str | None:
+    """Why ``out`` cannot be written as a file (a folder, or a missing parent), or None."""
+    path = Path(out)
+    if path.is_dir() or out.endswith(("/", "\\")):
+        return f"--out {out!r} is a folder; give a file name such as {str(path / 'rollouts.jsonl')!r}"
+    if not path.parent.exists():
+        return f"--out {out!r}: the folder {str(path.parent)!r} does not exist"
+    return None
+
+
+def run_rollout(args) -> int:
     from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
 
+    if problem := _out_file("rollout", args.out):
+        return fail("rollout", problem)
     try:
-        policy = PolicySpec.parse(args.policy, model=args.model, base_url=args.base_url,
-                                  temperature=args.temperature, max_tokens=args.max_tokens, direct=args.direct or None)
+        policy = policy_spec(args)
+        if args.direct:
+            policy = policy.model_copy(update={"direct": True})
         config = RolloutConfig(
             env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,
             ray_address=args.ray_address, resume=args.resume, normalize=args.normalize,
             record_messages=not args.no_messages)
+        env_id(args.env)
+    except (LiveRoomError, ValueError) as exc:
+        return fail("rollout", str(exc))
+    if policy.kind == "openai" and (problem := check_endpoint(args)):
+        return fail("rollout", problem, EXIT_ENDPOINT)
+    try:
         report = run_rollouts(config)
     except (LiveRoomError, ValueError, OSError) as exc:
-        print(f"liveroom rollout: {exc}", file=sys.stderr)
-        return 2
+        return fail("rollout", str(exc))
     print(json.dumps(report))
+    cut = report["errors"] + report["truncated_by_policy"]
+    if policy.kind == "openai" and cut:
+        reason = _first_reason(args.out)
+        return fail("rollout", f"{cut} of {report['episodes']} episodes ended early because the endpoint "
+                               f"{endpoint_url(args)} kept failing: {reason} (each record holds its reason)",
+                    EXIT_ENDPOINT)
     return 0
 
 
-def _train(args) -> int:
+def _first_reason(path: str) -> str:
+    for candidate in (Path(path), Path(path + ".pending")):
+        if not candidate.exists():
+            continue
+        for line in candidate.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("reason") or record.get("error"):
+                return record.get("error") or record["reason"]
+    return "see the records"
+
+
+def run_train(args) -> int:
     from liveroom_sim.train.grpo import train
 
+    if Path(args.out).is_file():
+        return fail("train", f"--out {args.out!r} is a file; train writes a folder")
     try:
+        env_id(args.env)
         summary = train(args.env, args.out, iterations=args.iterations, group_size=args.group_size,
                         groups=args.groups, learning_rate=args.learning_rate, seed=args.seed,
                         backend=args.backend, workers=args.workers)
     except (LiveRoomError, ValueError, OSError) as exc:
-        print(f"liveroom train: {exc}", file=sys.stderr)
-        return 2
+        return fail("train", str(exc))
     print(json.dumps(summary))
     return 0
 
 
-def _latency(args) -> int:
+def run_latency(args) -> int:
     import asyncio
 
     from liveroom_sim.rollout.latency import measure
 
     try:
-        env_id = resolve_env_id(args.env)
-        avatar = _policy("openai", args)
+        env = env_id(args.env)
+        avatar = policy_spec(args, "openai").build()
     except (LiveRoomError, ValueError) as exc:
-        print(f"liveroom latency: {exc}", file=sys.stderr)
-        return 2
-    report = asyncio.run(measure(env_id, avatar, args.sessions, args.concurrency, args.turns))
+        return fail("latency", str(exc))
+    if problem := check_endpoint(args):
+        return fail("latency", problem, EXIT_ENDPOINT)
+    report = asyncio.run(measure(env, avatar, args.sessions, args.concurrency, args.turns,
+                                 progress=not args.json))
     if args.json:
         print(json.dumps(report))
-        return 0
-    print(f"{report['sessions']} sessions x {args.turns} turns against {report['model']} "
+    else:
+        _print_latency(report, args.turns)
+    if report["errors"]:
+        last = report.get("last_error") or "see the report"
+        return fail("latency", f"{report['errors']} calls to the endpoint {endpoint_url(args)} failed "
+                               f"({report['turn']['count']} turns measured): {last}", EXIT_ENDPOINT)
+    return 0
+
+
+def _print_latency(report: dict, turns: int) -> None:
+    print(f"{report['sessions']} sessions x {turns} turns against {report['model']} "
           f"(concurrency {report['concurrency']}), {report['errors']} errors")
     for name in ("turn", "call"):
         r = report[name]
@@ -69,19 +188,27 @@ def _latency(args) -> int:
     if report["over_budget_share"] is not None:
         print(f"  tokens/s {report['tokens_per_second']}, turns over the {report['budget_s']}s budget: "
               f"{report['over_budget_share']:.1%}")
-    return 0
 
 
-def _export_sft(args) -> int:
+def run_export_sft(args) -> int:
     from liveroom_sim.train.sft import export_sft
 
+    if problem := _out_file("export-sft", args.out):
+        return fail("export-sft", problem)
     try:
-        env_id = resolve_env_id(args.env)
-        teacher = _policy(args.teacher, args)
-        counts = export_sft(env_id, args.episodes, args.augment, args.out, teacher,
+        env = env_id(args.env)
+        spec = policy_spec(args)
+    except (LiveRoomError, ValueError) as exc:
+        return fail("export-sft", str(exc))
+    if spec.kind == "openai" and (problem := check_endpoint(args)):
+        return fail("export-sft", problem, EXIT_ENDPOINT)
+    try:
+        counts = export_sft(env, args.episodes, args.augment, args.out, spec.build(args.seed),
                             min_reward=args.min_reward, seed=args.seed)
-    except (LiveRoomError, ValueError, OSError) as exc:
-        print(f"liveroom export-sft: {exc}", file=sys.stderr)
-        return 2
+    except LiveRoomError as exc:
+        where = f"the endpoint {endpoint_url(args)} failed: " if spec.kind == "openai" else ""
+        return fail("export-sft", f"{where}{exc}", EXIT_ENDPOINT if where else 2)
+    except (ValueError, OSError) as exc:
+        return fail("export-sft", str(exc))
     print(json.dumps({"out": args.out, **counts}))
     return 0

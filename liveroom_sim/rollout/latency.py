@@ -10,6 +10,7 @@ second, and the share of turns over the spec's latency budget (the TaoLive agent
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 
 import gymnasium as gym
@@ -37,8 +38,9 @@ async def _session(env_id: str, avatar: OpenAIAvatar, seed: int, turns: int, out
         turn_start = turn_start or started
         try:
             action = await avatar.acall(obs, info)
-        except EndpointError:
+        except EndpointError as exc:
             out["errors"] += 1
+            out["last_error"] = str(exc)
             if out["errors"] > 3 * max(1, out["sessions"]):
                 return
             turn_start = None
@@ -49,13 +51,18 @@ async def _session(env_id: str, avatar: OpenAIAvatar, seed: int, turns: int, out
             out["turns"].append(time.perf_counter() - turn_start)
             turn_start = None
             done += 1
+            if out["progress"]:
+                print(f"\r[latency] {len(out['turns'])}/{out['sessions'] * turns} turns, "
+                      f"{out['errors']} errors", end="", file=sys.stderr, flush=True)
         if terminated or truncated:
             return
 
 
-async def measure(env_id: str, avatar: OpenAIAvatar, sessions: int = 4, concurrency: int = 4, turns: int = 10) -> dict:
-    """Run ``sessions`` sessions, ``concurrency`` at a time; returns the report."""
-    out = {"turns": [], "calls": [], "errors": 0, "sessions": sessions}
+async def measure(env_id: str, avatar: OpenAIAvatar, sessions: int = 4, concurrency: int = 4, turns: int = 10,
+                  progress: bool = False) -> dict:
+    """Run ``sessions`` sessions, ``concurrency`` at a time; returns the report
+    (``last_error`` holds the last endpoint error, if any; ``progress`` prints a line on stderr)."""
+    out = {"turns": [], "calls": [], "errors": 0, "sessions": sessions, "last_error": None, "progress": progress}
     gate = asyncio.Semaphore(concurrency)
 
     async def one(seed: int) -> None:
@@ -65,6 +72,8 @@ async def measure(env_id: str, avatar: OpenAIAvatar, sessions: int = 4, concurre
     started = time.perf_counter()
     await asyncio.gather(*(one(seed) for seed in range(sessions)))
     wall = time.perf_counter() - started
+    if progress:
+        print(file=sys.stderr)
     budget = gym.make(env_id).unwrapped.world.spec.latency.budget_s
     acc = avatar.accounting
     return {
@@ -73,6 +82,6 @@ async def measure(env_id: str, avatar: OpenAIAvatar, sessions: int = 4, concurre
         "tokens_per_second": round(acc.completion_tokens / acc.seconds, 2) if acc.seconds else None,
         "budget_s": budget,
         "over_budget_share": round(sum(t > budget for t in out["turns"]) / len(out["turns"]), 4) if out["turns"] else None,
-        "errors": out["errors"], "wall_s": round(wall, 3),
+        "errors": out["errors"], "last_error": out["last_error"], "wall_s": round(wall, 3),
         "prompt_tokens": acc.prompt_tokens, "completion_tokens": acc.completion_tokens,
     }

@@ -28,12 +28,19 @@ COLUMNS = ("iteration", "mean_return", "std_return", "min_return", "max_return",
 def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 8, groups: int = 4,
           learning_rate: float = 0.5, seed: int = 0, backend: str = "serial", workers: int = 2,
           learner: GRPOLearner | None = None, progress: bool = True) -> dict:
-    """Run GRPO; returns a summary. See the module docstring for the files written."""
+    """Run GRPO; returns a summary. See the module docstring for the files written.
+
+    ``iterations`` must be at least 1 (a run of none would write no checkpoint)."""
+    if iterations < 1 or group_size < 1 or groups < 1:
+        raise ValueError(f"iterations, group_size and groups must be at least 1, got {iterations}, "
+                         f"{group_size} and {groups}")
     out = Path(out)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     (out / "rollouts").mkdir(exist_ok=True)
     learner = learner or GRPOLearner(learning_rate=learning_rate)
     eval_seeds = groups  # baselines on the first iteration's seeds
+    if progress:
+        print(f"[train] baselines: naive and scripted hosts on {eval_seeds} seeds", file=sys.stderr)
     naive = _baseline(env, "naive", seed, eval_seeds, out)
     scripted = _baseline(env, "scripted", seed, eval_seeds, out)
     rows = []
@@ -60,7 +67,7 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 8, 
                   f"(naive {naive:.2f}, scripted {scripted:.2f})  {row['seconds']:.1f}s", file=sys.stderr)
     return {"out": str(out), "iterations": iterations, "first_mean_return": rows[0]["mean_return"] if rows else None,
             "last_mean_return": rows[-1]["mean_return"] if rows else None, "naive_return": naive,
-            "scripted_return": scripted, "checkpoint": str(out / "policy.json")}
+            "scripted_return": scripted, "checkpoint": str(out / "policy.json") if rows else None}
 
 
 def _baseline(env: str, policy: str, seed: int, episodes: int, out: Path) -> float:
@@ -82,38 +89,46 @@ def _save(out: Path, it: int, learner: GRPOLearner, rows: list[dict]) -> None:
     (out / "learning_curve.svg").write_text(svg_curve(rows))
 
 
-def svg_curve(rows: list[dict], width: int = 640, height: int = 360) -> str:
-    """The mean return per iteration as an SVG line chart, with the naive and scripted
-    hosts' returns as reference lines."""
-    pad = 50
-    xs = [r["iteration"] for r in rows]
-    refs = [v for v in (rows[0]["naive_return"], rows[0]["scripted_return"]) if v is not None] if rows else []
-    ys = [r["mean_return"] for r in rows] + refs
-    lo, hi = (min(ys), max(ys)) if ys else (0.0, 1.0)
-    hi = hi if hi > lo else lo + 1.0
-    span_x = max(1, max(xs) if xs else 1)
+def svg_curve(rows: list[dict], width: float = 7.5, height: float = 4.0) -> str:
+    """The learning curve as SVG (drawn with matplotlib): the learner's mean return per
+    iteration with its batch's min-to-max band, and the naive and scripted hosts' returns
+    as dashed baselines; titled, with labelled axes, whole-number iteration ticks and a
+    legend. A one-iteration run shows its point."""
+    import io
 
-    def px(x: float) -> float:
-        return pad + (width - 2 * pad) * x / span_x
+    import matplotlib
 
-    def py(y: float) -> float:
-        return height - pad - (height - 2 * pad) * (y - lo) / (hi - lo)
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, (r["mean_return"] for r in rows)))
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-             '<rect width="100%" height="100%" fill="white"/>',
-             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
-             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
-             f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">iteration</text>',
-             f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" text-anchor="middle">mean return</text>',
-             f'<text x="{pad - 4}" y="{py(hi) + 4:.1f}" text-anchor="end">{hi:.0f}</text>',
-             f'<text x="{pad - 4}" y="{py(lo) + 4:.1f}" text-anchor="end">{lo:.0f}</text>']
-    for label, value, colour in (("naive", rows[0]["naive_return"] if rows else None, "#c0392b"),
-                                 ("scripted", rows[0]["scripted_return"] if rows else None, "#27ae60")):
-        if value is not None:
-            parts.append(f'<line x1="{pad}" y1="{py(value):.1f}" x2="{width - pad}" y2="{py(value):.1f}" '
-                         f'stroke="{colour}" stroke-dasharray="6 4"/>')
-            parts.append(f'<text x="{width - pad}" y="{py(value) - 4:.1f}" text-anchor="end" fill="{colour}">{label}</text>')
-    parts.append(f'<polyline points="{points}" fill="none" stroke="#2c3e50" stroke-width="2"/>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    its = [r["iteration"] + 1 for r in rows]
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "liveroom-learning-curve"}):
+        fig, ax = plt.subplots(figsize=(width, height))
+        ax.grid(True, color="#e5e5e5")
+        ax.set_axisbelow(True)
+        if rows:
+            ax.fill_between(its, [r["min_return"] for r in rows], [r["max_return"] for r in rows], color="#2c3e50",
+                            alpha=0.15, linewidth=0, label="learner: min to max over the batch")
+            ax.plot(its, [r["mean_return"] for r in rows], color="#2c3e50", linewidth=2, marker="o",
+                    markersize=4 if len(rows) <= 40 else 0, label="learner: mean return")
+            for name, colour in (("naive", "#c0392b"), ("scripted", "#27ae60")):
+                value = rows[0].get(f"{name}_return")
+                if value is not None:
+                    ax.axhline(value, color=colour, linestyle="--", linewidth=1.3, label=f"{name} host (baseline)")
+            ax.set_xlim(0.5, max(its) + 0.5)
+        if 0 < len(its) <= 12:
+            ax.set_xticks(its)
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title("GRPO learning curve: mean episode return per iteration")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("mean return (points per episode)")
+        if rows:
+            ax.legend(fontsize=8, loc="best", framealpha=0.9)
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]  # a bare <svg> element: valid on its own and inline in HTML

@@ -240,11 +240,10 @@ def test_demo_with_an_openai_policy_honours_the_standard_variables():
     assert "sk-test-abcdef" not in done.stdout + done.stderr
 
 
-def test_demo_against_a_dead_endpoint_ends_the_episode_with_a_reason():
+def test_demo_against_a_dead_endpoint_exits_non_zero_naming_the_url():
     done = _cli("demo", "--env", TINY, "--policy", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--json")
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)
-    assert summary["truncated"] and "policy failed" in summary["truncated_reason"]
+    assert done.returncode == 1 and done.stdout == ""
+    assert "http://127.0.0.1:9/v1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 @contextlib.contextmanager

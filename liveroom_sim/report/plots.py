@@ -1,0 +1,137 @@
+"""Plots as inline SVG, drawn with matplotlib.
+
+matplotlib (rather than hand-written SVG) gives every plot real axes: ticks chosen for the
+data, labels, units, titles and legends, and a one-point series still shows as a marker.
+Output is deterministic (a fixed hash salt per figure, no date in the metadata), and text
+stays text (``svg.fonttype = none``) so the browser renders it with its own fonts: nothing
+is fetched when the report is viewed.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Sequence
+
+COLOURS = {"factuality": "#1f77b4", "compliance": "#d62728", "engagement": "#2ca02c", "strategy": "#9467bd",
+           "harness": "#ff7f0e", "total": "#222222", "naive": "#c0392b", "scripted": "#27ae60"}
+_salt = itertools.count()
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure(rows: int = 1, cols: int = 1, width: float = 7.5, height: float = 3.4, **kwargs):
+    """A new figure and its axes (``squeeze=False``: always a 2-D array)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, **kwargs)
+    for ax in axes.flat:
+        ax.grid(True, color="#e5e5e5", linewidth=0.8)
+        ax.set_axisbelow(True)
+    return fig, axes
+
+
+def to_svg(fig) -> str:
+    """The figure as an ``<svg>`` element (no XML prologue), ready to inline in HTML."""
+    import matplotlib
+
+    plt = _pyplot()
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"liveroom-{next(_salt)}"}):
+        fig.tight_layout()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str, xlabel: str,
+               ylabel: str, baselines: dict[str, float] | None = None, band: tuple | None = None,
+               vlines: Sequence[float] = (), vline_label: str = "", width: float = 7.5, height: float = 3.4,
+               integer_x: bool = False) -> str:
+    """Lines (name -> (xs, ys)) with optional horizontal baselines, a shaded band
+    ``(xs, low, high, label)`` and vertical markers (``integer_x``: ticks on whole numbers only,
+    for iterations and episode numbers); returns SVG."""
+    fig, axes = figure(width=width, height=height)
+    ax = axes[0, 0]
+    draw_lines(ax, series, baselines=baselines, band=band, vlines=vlines, vline_label=vline_label)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if integer_x:
+        whole_numbers(ax, [x for xs, _ in series.values() for x in xs])
+    return to_svg(fig)
+
+
+def whole_numbers(ax, xs: Sequence[float]) -> None:
+    """Ticks on whole numbers only: each value when there are few, else as matplotlib picks."""
+    from matplotlib.ticker import MaxNLocator
+
+    values = sorted(set(xs))
+    if 0 < len(values) <= 12:
+        ax.set_xticks(values)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def draw_lines(ax, series, *, baselines=None, band=None, vlines=(), vline_label="") -> None:
+    """Draw onto ``ax``: see :func:`line_chart`. A series of one point gets a marker."""
+    if band is not None:
+        xs, low, high, label = band
+        ax.fill_between(xs, low, high, color="#2c3e50", alpha=0.15, linewidth=0, label=label)
+    for name, (xs, ys) in series.items():
+        ax.plot(xs, ys, label=name, color=COLOURS.get(name.split(" ")[0]), linewidth=1.6,
+                marker="o" if len(xs) <= 30 else None, markersize=4)
+    for name, value in (baselines or {}).items():
+        if value is not None:
+            ax.axhline(value, linestyle="--", linewidth=1.2, color=COLOURS.get(name.split(" ")[0], "#7f7f7f"),
+                       label=f"{name} (baseline)")
+    for i, x in enumerate(vlines):
+        ax.axvline(x, color="#b0b0b0", linestyle=":", linewidth=1, label=vline_label if i == 0 and vline_label else None)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="best", framealpha=0.9)
+
+
+def grouped_bars(groups: Sequence[str], values: dict[str, Sequence[float]], *, title: str, xlabel: str,
+                 ylabel: str, width: float = 7.5, height: float = 3.2) -> str:
+    """Bars per group, one colour per series (e.g. one per sample); returns SVG."""
+    import numpy as np
+
+    fig, axes = figure(width=width, height=height)
+    ax = axes[0, 0]
+    n = max(1, len(values))
+    step = 0.8 / n
+    x = np.arange(len(groups))
+    for i, (name, ys) in enumerate(values.items()):
+        ax.bar(x + (i - (n - 1) / 2) * step, ys, width=step, label=name)
+    ax.axhline(0, color="#555555", linewidth=0.8)
+    ax.set_xticks(x, list(groups))
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if len(values) > 1:
+        ax.legend(fontsize=8, ncols=min(n, 8), loc="best")
+    return to_svg(fig)
+
+
+def timeline(events: Sequence[tuple[float, str, str]], *, title: str, xlabel: str, x_max: float,
+             width: float = 7.5) -> str:
+    """Campaign events ``(time, kind, label)`` as markers on one row per kind; returns SVG."""
+    kinds = sorted({k for _, k, _ in events})
+    fig, axes = figure(width=width, height=max(1.6, 0.45 * len(kinds) + 1.0))
+    ax = axes[0, 0]
+    for row, kind in enumerate(kinds):
+        xs = [t for t, k, _ in events if k == kind]
+        ax.scatter(xs, [row] * len(xs), marker="D", s=28, zorder=3)
+    ax.set_yticks(range(len(kinds)), kinds)
+    ax.set_xlim(0, max(x_max, max((t for t, _, _ in events), default=0.0)) * 1.02 or 1)
+    ax.set_ylim(-0.6, len(kinds) - 0.4)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    return to_svg(fig)

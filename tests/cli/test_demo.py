@@ -1,0 +1,105 @@
+"""What a newcomer reads in ``liveroom demo``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import gymnasium as gym
+from hypothesis import given
+from hypothesis import strategies as st
+
+from liveroom_sim import resolve_env_id
+from liveroom_sim.cli.main import main
+from liveroom_sim.cli.transcript import reward_line, summarise_result
+from liveroom_sim.policies import ScriptedAvatar
+from liveroom_sim.testing import FaultPlan, OpenAICompatServer, policy_responder
+
+TINY = "tests/fixtures/tiny/tiny-v0.yaml"
+TERM = re.compile(r"([+-]) (\w+) (\d+\.\d+)")
+
+
+def demo(capsys, *args: str) -> list[str]:
+    assert main(["demo", *args]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def reward_sums(lines: list[str]) -> list[tuple[float, float]]:
+    """(total, sum of the shown parts) of every ungated reward line."""
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line.startswith("reward ") and "compliance gate" not in line:
+            total, parts = line[len("reward "):].split(" = ")
+            terms = TERM.findall("+ " + parts if not parts.startswith(("+", "-")) else parts)
+            out.append((float(total), sum(float(v) * (1 if s == "+" else -1) for s, _, v in terms)))
+    return out
+
+
+def test_the_transcript_starts_with_a_legend_and_its_rewards_add_up(capsys):
+    lines = demo(capsys, "--env", TINY)
+    assert lines[1].startswith("legend:") and all(sym in lines[1] for sym in ("waiting", "tool", "host", "!!", "ops"))
+    sums = reward_sums(lines)
+    assert len(sums) > 20
+    for total, parts in sums:
+        assert abs(total - parts) <= 0.003  # weighted contributions, each rounded to 3 places
+
+
+def test_waiting_questions_are_shown_only_when_they_change(capsys):
+    lines = [line for line in demo(capsys, "--env", "LiveRoom-v0") if line.startswith("  waiting (")]
+    assert len(lines) > 10
+    assert all(a != b for a, b in zip(lines, lines[1:]))
+
+
+def test_every_campaign_event_is_marked(capsys):
+    lines = demo(capsys, "--env", "LiveRoom-v0")
+    env = gym.make(resolve_env_id("LiveRoom-v0")).unwrapped
+    events = env.world.campaign.events
+    marked = [line for line in lines if line.startswith("  !! ")]
+    assert len(marked) == len(events) == 24
+    assert f"campaign events {len(events)}" in "\n".join(lines[-6:])
+
+
+def test_tool_results_are_summarised_unless_verbose(capsys):
+    short = [line for line in demo(capsys, "--env", TINY) if line.startswith("  tool ")]
+    assert short and not any('{"' in line for line in short)  # no JSON cut in the middle
+    full = [line for line in demo(capsys, "--env", TINY, "--verbose") if line.startswith("  tool ")]
+    assert len(full) == len(short)
+    assert all(isinstance(json.loads(line.split(" -> ", 1)[1]), dict) for line in full)
+
+
+def test_brief_is_one_screen(capsys):
+    lines = demo(capsys, "--env", "LiveRoom-v0", "--brief")
+    assert 5 <= len(lines) <= 15
+    assert any(line.startswith("return ") for line in lines) and not any(line.startswith("  host") for line in lines)
+
+
+def test_hook_blocks_and_tool_faults_are_marked(capsys):
+    blocked = demo(capsys, "--env", TINY, "--policy", "naive")
+    assert any("[BLOCKED: banned_phrases" in line for line in blocked)
+    assert any(line.startswith("  hook ") for line in blocked)
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=FaultPlan(schedule={0: "bad_tool_call"})) as srv:
+        lines = demo(capsys, "--env", TINY, "--base-url", srv.base_url, "--model", "test-model")
+    assert any(line.startswith("  tool ") and "FAULT:" in line for line in lines)
+
+
+@given(st.dictionaries(st.sampled_from(["factuality", "compliance", "engagement", "strategy", "harness"]),
+                       st.floats(-3, 3, allow_nan=False), min_size=1),
+       st.dictionaries(st.sampled_from(["factuality", "compliance", "engagement", "strategy", "harness"]),
+                       st.sampled_from([0.0, 0.5, 1.0, 2.0])))
+def test_a_reward_line_shows_parts_that_sum_to_its_total(scores, weights):
+    total = round(sum(weights.get(k, 1.0) * v for k, v in scores.items()), 6)
+    (shown, parts), = reward_sums([reward_line({**scores, "total": total}, weights)])
+    assert abs(shown - parts) <= 0.0005 * (len(scores) + 1)
+
+
+TEXT = st.text(st.characters(blacklist_characters="{"), max_size=30)  # a "{" of its own is not cut JSON
+
+
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), TEXT),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+                    max_leaves=20))
+def test_a_tool_summary_is_one_bounded_line_without_cut_json(data):
+    line = summarise_result(json.dumps(data))
+    assert "\n" not in line and len(line) <= 400
+    assert '{"' not in line

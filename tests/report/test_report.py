@@ -1,0 +1,114 @@
+"""``liveroom report``: what the HTML file holds, checked against the records it came from."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from liveroom_sim.cli.main import main
+from liveroom_sim.report import ReportError, build_report, write_report
+from liveroom_sim.train.grpo import train
+
+TINY = "tests/fixtures/tiny/tiny-v0.yaml"
+
+
+def records(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def sections(html: str) -> dict[str, str]:
+    parts = html.split('<section class="page" id="')[1:]
+    return {p[: p.index('"')]: p for p in parts}
+
+
+@pytest.fixture(scope="module")
+def report_html(rollout_file) -> str:
+    return build_report(rollout_file)
+
+
+def test_the_report_is_self_contained(report_html):
+    assert report_html.startswith("<!DOCTYPE html>")
+    assert not re.search(r'(?:src|href)\s*=\s*["\']?(?:https?:)?//', report_html)
+    assert "<link" not in report_html and "@import" not in report_html and "url(http" not in report_html
+    assert "<script src" not in report_html
+
+
+def test_each_episode_replays_every_turn_with_its_reward(report_html, rollout_file):
+    pages = sections(report_html)
+    for r in records(rollout_file):
+        page = pages[f"ep-{r['group_id']}-{r['sample_index']}"]
+        assert page.count('class="turn"') == r["steps"] == len(r["turn_rewards"])
+        shown = [float(x) for x in re.findall(r'<tr class="tot"><td class="l">total</td><td>([-+]\d+\.\d+)</td>', page)]
+        assert shown == [round(t["total"], 2) for t in r["turn_rewards"]]
+        events = sum(len(t["detail"].get("events", ())) for t in r["turn_rewards"])
+        assert page.count('<span class="badge event">EVENT</span>') == events > 0
+
+
+def test_tool_faults_and_hook_blocks_are_marked(report_html, rollout_file):
+    pages = sections(report_html)
+    for r in records(rollout_file):
+        page = pages[f"ep-{r['group_id']}-{r['sample_index']}"]
+        turns = r["turn_rewards"]
+        faults = sum(len(t["detail"].get("tool_errors", ())) for t in turns)
+        blocks = sum(t["kind"] == "reply" and not t["detail"]["delivered"] for t in turns)
+        assert page.count('<span class="badge fault">FAULT</span>') == faults
+        assert page.count('<span class="badge blocked">BLOCKED</span>') == blocks
+    clumsy = pages["ep-2-0"]
+    assert "no_such_tool" in clumsy and "badge fault" in clumsy and "badge blocked" in clumsy
+
+
+def test_reasons_stand_beside_each_reply(report_html, rollout_file):
+    r = records(rollout_file)[0]
+    page = sections(report_html)["ep-0-0"]
+    reasons = {reason for t in r["turn_rewards"] for rs in t["detail"]["reasons"].values() for reason in rs}
+    assert reasons and all(reason.replace("'", "&#x27;") in page for reason in reasons)
+
+
+def test_plots_have_titles_and_labelled_axes(report_html):
+    page = sections(report_html)["ep-0-1"]
+    for text in ("The room over stream time", "stream time (minutes)", "viewers", "questions",
+                 "GMV (currency units)", "Cumulative reward by component", "Campaign events", "campaign event"):
+        assert text in page, text
+    assert page.count("<svg") == 3
+
+
+def test_groups_are_side_by_side_with_their_advantages(report_html, rollout_file):
+    page = sections(report_html)["groups"]
+    assert "Group-relative advantage of each sample" in page
+    for r in records(rollout_file)[:4]:
+        assert f"<b>{r['advantage']:+.3f}</b>" in page
+
+
+def test_max_episodes_limits_the_replays(rollout_file, tmp_path):
+    out = write_report(rollout_file, tmp_path / "r.html", max_episodes=2)
+    pages = sections(out.read_text())
+    assert [k for k in pages if k.startswith("ep-")] == ["ep-0-0", "ep-0-1"]
+    assert "--max-episodes N" in pages["overview"]
+
+
+def test_a_training_run_shows_learning_curves_per_component_with_baselines(tmp_path, capsys):
+    run = tmp_path / "run"
+    train(TINY, run, iterations=2, group_size=2, groups=1, progress=False)
+    assert main(["report", str(run)]) == 0
+    html = (run / "report.html").read_text()
+    assert capsys.readouterr().out.strip() == str(run / "report.html")
+    for text in ("Learning curve: mean episode return per iteration", "naive (baseline)", "scripted (baseline)",
+                 "Learning curves per reward component", "factuality (learner)", "harness (learner)", "iteration"):
+        assert text in html, text
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p / "missing" / "r.jsonl", "does not exist (the folder"),
+    (lambda p: p, "folder without metrics.csv"),
+    (lambda p: (p / "x.jsonl").write_text('{"hello": 1}\n') and p / "x.jsonl", "x.jsonl:1: not a rollout record"),
+    (lambda p: (p / "e.jsonl").write_text("") == 0 and p / "e.jsonl", "holds no rollout records"),
+])
+def test_a_source_it_cannot_read_is_one_line(tmp_path, capsys, make, message):
+    source = make(tmp_path)
+    with pytest.raises(ReportError, match=re.escape(message)):
+        build_report(source)
+    assert main(["report", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err

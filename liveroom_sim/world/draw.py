@@ -201,7 +201,10 @@ def _within(price: float, bounds: Bounds | None, unit: float) -> float:
         price = round(price + unit, 2)
     while price > hi and price - unit >= lo:
         price = round(price - unit, 2)
-    return price if lo <= price <= hi else round(min(max(price, lo), hi), 2)
+    if lo <= price <= hi:
+        return price
+    lo_cents, hi_cents = math.ceil(lo * 100 - 1e-6) / 100, math.floor(hi * 100 + 1e-6) / 100
+    return min(max(price, lo_cents), hi_cents) if lo_cents <= hi_cents else round(lo, 2)
 
 
 def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generator) -> Catalog:
@@ -275,7 +278,7 @@ def _times(times: list[float], jitter: float, duration_s: float, rng: np.random.
         return times
     last = math.nextafter(duration_s, 0.0)
     drawn = [min(max(t + float(rng.uniform(-jitter, jitter)), 0.0), last) for t in times]
-    return [round(t, 1) for t in sorted(drawn)]
+    return [math.floor(t * 10) / 10 for t in sorted(drawn)]  # floor: never rounds up out of the stream
 
 
 def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) -> dict[str, str]:

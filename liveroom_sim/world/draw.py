@@ -215,7 +215,7 @@ def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generato
         list_price = _list_price(p.price, p.list_price, price, ranges.list_prices, rng)
         stock = _stock(p.id, p.stock, ranges.stock, rng)
         products.append(p.model_copy(update={"price": price, "list_price": list_price, "stock": stock}))
-    return Catalog.model_validate({**_fields(catalog), "products": tuple(products)})
+    return catalog.with_products(tuple(products))
 
 
 def _list_price(base_price: float, base_list: float, price: float, spread: Spread, rng: np.random.Generator) -> float:
@@ -238,11 +238,6 @@ def _stock(product_id: str, base: int, spread: ProductSpread, rng: np.random.Gen
     if bounds is not None:
         stock = min(max(stock, math.ceil(bounds[0])), math.floor(bounds[1]))
     return max(stock, 1)
-
-
-def _fields(model: pydantic.BaseModel) -> dict:
-    """A model's fields (not cached properties), for building a changed copy that validates."""
-    return {name: getattr(model, name) for name in type(model).model_fields}
 
 
 # ----------------------------------------------------------------------- campaign

@@ -132,3 +132,30 @@ def test_one_seed_gives_one_world_in_every_process(env_id):
     first, second = (json.loads(r.stdout) for r in runs)
     assert first == second
     assert first[0] != first[1] != first[2]
+
+
+def test_drawn_catalogs_keep_their_base_and_memory_stays_flat():
+    """Every episode draws a catalog; what derives from names and attributes is shared
+    through ``catalog.base``, so a long run does not grow by one index per episode."""
+    import gc
+    import tracemalloc
+
+    env = gym.make("LiveRoom-v0").unwrapped
+
+    def play(seeds):
+        for seed in seeds:
+            env.reset(seed=seed)
+            for _ in range(3):
+                env.step("@nobody the glow serum is lovely")
+
+    play(range(10))
+    assert env.room.market.catalog is not env.world.catalog
+    assert env.room.market.catalog.base is env.world.catalog
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    play(range(10, 110))
+    gc.collect()
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 2 * 2**20  # was about 12 MiB per 100 episodes before the caches keyed on the base

@@ -25,7 +25,8 @@ from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import Campaign, load_campaign
 from liveroom_sim.world.catalog import Catalog, load_catalog
 from liveroom_sim.world.datafile import Frozen
-from liveroom_sim.world.draw import WorldRanges, draw_world
+from liveroom_sim.world.draw import draw_world
+from liveroom_sim.world.ranges import WorldRanges
 from liveroom_sim.world.paths import PERSONAS_DIR
 from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook

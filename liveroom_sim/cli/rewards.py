@@ -249,7 +249,8 @@ def _judges(args: argparse.Namespace, cases):
     if len(models) > 3:
         raise ValueError(f"a judge votes with at most three models, got {len(models)} --judge-model")
     if len(urls) not in (0, 1, len(models)):
-        raise ValueError(f"give --judge-base-url once, or once per --judge-model ({len(models)}), not {len(urls)} times")
+        raise ValueError(f"give --judge-base-url once, or once per --judge-model ({len(models)}), "
+                         f"not {len(urls)} times")
     urls = urls * len(models) if len(urls) == 1 else (urls or [None] * len(models))
     judge = LLMJudge([Endpoint(m, u, timeout_s=args.judge_timeout, max_retries=1) for m, u in zip(models, urls)],
                      seed=seed)

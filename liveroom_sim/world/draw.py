@@ -1,12 +1,13 @@
 """Drawn worlds: each episode's own prices, stock, coupons, event times and featured order.
 
 A spec's catalog and campaign files hold *base values*. The spec's ``world:`` section
-(:class:`WorldRanges`) says how far each episode may stray from them; :func:`draw_world`
-draws one episode's catalog and campaign within those ranges from a generator of its
-own. What a policy memorised about one seed's world is then wrong about the next, while
-the ground truth of each episode stays exact: the market, the tools and the reward all
-read the drawn world. With every range at its default the world is *pinned*: the draw
-returns the files' values unchanged (the golden reward cases are scored on it).
+(:class:`~liveroom_sim.world.ranges.WorldRanges`) says how far each episode may stray
+from them; :func:`draw_world` draws one episode's catalog and campaign within those
+ranges from a generator of its own. What a policy memorised about one seed's world is
+then wrong about the next, while the ground truth of each episode stays exact: the
+market, the tools and the reward all read the drawn world. With every range at its
+default the world is *pinned*: the draw returns the files' values unchanged (the golden
+reward cases are scored on it).
 
 The draw keeps a catalog coherent: a list price stays above the price (or equal, for a
 product the file sells at list price); a price keeps the file's ending (``.99``, ``.9``,
@@ -32,128 +33,16 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-import pydantic
 
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.campaign import Campaign
 from liveroom_sim.world.catalog import Catalog
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.ranges import Bounds, CouponRanges, ProductSpread, Spread, WorldRanges
 
-Bounds = tuple[pydantic.NonNegativeFloat, pydantic.NonNegativeFloat]
-
-
-class Spread(Frozen):
-    """How one number is drawn: within ``±jitter`` (a fraction) of the file's value, or
-    uniformly in an absolute ``range: [lo, hi]``. Written as a number (the jitter), a
-    list (the range) or a mapping. Zero jitter and no range keep the file's value."""
-
-    jitter: float = pydantic.Field(0.0, ge=0.0, lt=1.0)
-    range: Bounds | None = None
-
-    @pydantic.model_validator(mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            return value  # let pydantic reject it as a mapping
-        if isinstance(value, (int, float)):
-            return {"jitter": value}
-        if isinstance(value, (list, tuple)):
-            return {"range": value}
-        return value
-
-    @pydantic.model_validator(mode="after")
-    def _one_way(self):
-        if self.range is not None:
-            if self.jitter:
-                raise ValueError("give either jitter or range, not both")
-            if self.range[0] > self.range[1]:
-                raise ValueError(f"range {list(self.range)}: lo is above hi")
-        return self
-
-    @property
-    def pinned(self) -> bool:
-        return self.range is None and self.jitter == 0.0
-
-    def draw(self, base: float, rng: np.random.Generator) -> float:
-        """One value: the base itself when pinned."""
-        if self.range is not None:
-            return float(rng.uniform(*self.range))
-        return base * float(rng.uniform(1 - self.jitter, 1 + self.jitter)) if self.jitter else base
-
-
-class ProductSpread(Spread):
-    """A :class:`Spread` with absolute ``[lo, hi]`` ranges for named products."""
-
-    products: dict[str, Bounds] = {}
-
-    @pydantic.field_validator("products")
-    @classmethod
-    def _ordered(cls, value):
-        for pid, (lo, hi) in value.items():
-            if lo > hi:
-                raise ValueError(f"{pid}: range [{lo:g}, {hi:g}]: lo is above hi")
-        return value
-
-    @property
-    def pinned(self) -> bool:
-        return super().pinned and not self.products
-
-    def draw_for(self, product_id: str, base: float, rng: np.random.Generator) -> tuple[float, Bounds | None]:
-        """One value for a product, and the absolute range it must stay in (if any)."""
-        bounds = self.products.get(product_id, self.range)
-        if bounds is not None:
-            return float(rng.uniform(*bounds)), bounds
-        return self.draw(base, rng), None
-
-
-class CouponRanges(Frozen):
-    """Coupons: ``codes: random`` gives every coupon a fresh code per episode; ``value``
-    spreads what each takes off (``by_code`` sets ranges for named codes)."""
-
-    codes: Literal["fixed", "random"] = "fixed"
-    value: Spread = Spread()
-    by_code: dict[str, Bounds] = {}
-
-    @property
-    def pinned(self) -> bool:
-        return self.codes == "fixed" and self.value.pinned and not self.by_code
-
-
-class EventRanges(Frozen):
-    """Campaign event times move by up to ``time_jitter_s`` seconds, keeping their order."""
-
-    time_jitter_s: pydantic.NonNegativeFloat = 0.0
-
-
-class WorldRanges(Frozen):
-    """The ``world:`` section of a spec: how far each episode's world may differ from the
-    catalog and campaign files. Every default pins its part to the files' values.
-
-    Attributes:
-        prices: Each product's price (absolute ranges per product under ``products``).
-        list_prices: The markup of list price over price (``range`` is a markup ratio).
-        stock: Each product's opening stock in units.
-        coupons: Coupon codes and values.
-        events: Campaign event times.
-        featured_order: ``shuffle`` permutes which product is featured when.
-    """
-
-    prices: ProductSpread = ProductSpread()
-    list_prices: Spread = Spread()
-    stock: ProductSpread = ProductSpread()
-    coupons: CouponRanges = CouponRanges()
-    events: EventRanges = EventRanges()
-    featured_order: Literal["fixed", "shuffle"] = "fixed"
-
-    @property
-    def pinned(self) -> bool:
-        """Whether every episode gets the files' own world."""
-        return (self.prices.pinned and self.list_prices.pinned and self.stock.pinned and self.coupons.pinned
-                and not self.events.time_jitter_s and self.featured_order == "fixed")
-
+__all__ = ["WorldRanges", "draw_world", "retail"]
 
 def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, duration_s: float,
                rng: np.random.Generator) -> tuple[Catalog, Campaign]:

@@ -86,7 +86,8 @@ def test_calibrate_reports_agreement_per_component(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "2 labelled cases" in out and "no LLM judge" in out
     table = out.split("confusion")[0]  # the agreement table comes before the confusion tables
-    rows = {line.split()[0]: line.split() for line in table.splitlines() if line.split()[:1] in (["factuality"], ["compliance"])}
+    rows = {line.split()[0]: line.split() for line in table.splitlines()
+            if line.split()[:1] in (["factuality"], ["compliance"])}
     assert rows["factuality"][1:4] == ["1", "1.000", "1.000"]
     assert rows["compliance"][1:4] == ["1", "0.000", "0.000"]
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from liveroom_sim.spec import World, load_spec
 from liveroom_sim.world import campaign as ev
-from liveroom_sim.world.draw import WorldRanges, draw_world, retail
+from liveroom_sim.world.draw import draw_world, retail
+from liveroom_sim.world.ranges import WorldRanges
 from liveroom_sim.world.paths import ENVS_DIR
 
 ENVS = ("LiveRoom-v0", "LiveRoom-zh-v0")

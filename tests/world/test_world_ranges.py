@@ -38,7 +38,8 @@ def with_world(spec: Path, section: str) -> Path:
 
 @pytest.mark.parametrize("section, words", [
     ("  prices: {jitter: 1.5}\n", ["world.prices.jitter", "less than 1"]),
-    ("  prices: {products: {sk-serum-x: [10, 20]}}\n", ["world.prices.products.sk-serum-x", "did you mean 'sk-serum-t'"]),
+    ("  prices: {products: {sk-serum-x: [10, 20]}}\n",
+     ["world.prices.products.sk-serum-x", "did you mean 'sk-serum-t'"]),
     ("  stock: [30, 5]\n", ["world.stock", "lo is above hi"]),
     ("  coupons: {by_code: {TINY11: [5, 9]}}\n", ["world.coupons.by_code.TINY11", "did you mean 'TINY10'"]),
     ("  coupons: {codes: secret}\n", ["world.coupons.codes", "'fixed' or 'random'"]),

@@ -2,7 +2,8 @@
 
 A spec names its catalog, phrasebook, rules, campaign, harness and persona mix (paths
 relative to the spec file), and sets the stream's length, the viewers' numbers, the
-latency model, the reward weights and harness augmentation. ``extends: Other-v0.yaml``
+latency model, the reward weights, harness augmentation and the ranges each episode's
+world is drawn in (``world:``, see :mod:`liveroom_sim.world.draw`). ``extends: Other-v0.yaml``
 starts from another spec (its file paths stay relative to it) and overrides what the
 file sets. :func:`load_spec` validates all of it into one
 frozen :class:`World`.
@@ -14,15 +15,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import pydantic
 
-from liveroom_sim.errors import SpecError, UnknownNameError
+from liveroom_sim.errors import SpecError, UnknownNameError, did_you_mean
 from liveroom_sim.harness.augment import AugmentConfig
 from liveroom_sim.harness.core import Harness, load_harness
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import Campaign, load_campaign
 from liveroom_sim.world.catalog import Catalog, load_catalog
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.draw import draw_world
+from liveroom_sim.world.ranges import WorldRanges
 from liveroom_sim.world.paths import PERSONAS_DIR
 from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
@@ -122,6 +126,7 @@ class SpecFile(Frozen):
     latency: LatencyConfig = LatencyConfig()
     reward: RewardConfig = RewardConfig()
     harness_augmentation: AugmentConfig | None = None
+    world: WorldRanges = WorldRanges()
 
 
 class World(Frozen):
@@ -136,6 +141,21 @@ class World(Frozen):
     campaign: Campaign
     harness: Harness
     personas: dict[str, Persona]
+
+    def for_episode(self, rng: np.random.Generator) -> "World":
+        """This episode's world: catalog and campaign drawn within the spec's ``world:``
+        ranges (:func:`~liveroom_sim.world.draw.draw_world`), or this world when they pin it.
+
+        The draw uses a generator spawned from ``rng``'s seed sequence, so the same seed
+        gives the same world in any process and the viewers' stream (``rng`` itself) is
+        untouched. What the files hold (this world) stays the *pinned* world.
+        """
+        ranges = self.spec.world
+        if ranges.pinned:
+            return self
+        child = np.random.Generator(np.random.PCG64(rng.bit_generator.seed_seq.spawn(1)[0]))
+        catalog, campaign = draw_world(self.catalog, self.campaign, ranges, self.spec.stream.duration_s, child)
+        return self.model_copy(update={"catalog": catalog, "campaign": campaign})
 
 
 def load_spec(path: Path | str) -> World:
@@ -177,6 +197,7 @@ def _load_spec(path: Path, _fingerprint: tuple) -> World:
         personas=_personas(dirs, spec, path),
     )
     _check_references(world, here / spec.campaign)
+    _check_world_ranges(world, path)
     return world
 
 
@@ -242,3 +263,19 @@ def _check_references(world: World, campaign_path: Path) -> None:
             problems.append(f"field '{field}': unknown product {pid!r}; expected a product id of the catalog")
     if problems:
         raise SpecError(campaign_path, problems)
+
+
+def _check_world_ranges(world: World, path: Path) -> None:
+    """Products and coupon codes that the ``world:`` ranges name must exist."""
+    ids = [p.id for p in world.catalog.products]
+    codes = [e.code for e in world.campaign.events if getattr(e, "type", "") == "coupon_start"]
+    ranges = world.spec.world
+    problems = [
+        f"field 'world.{part}.products.{pid}': unknown product {pid!r}{did_you_mean(pid, ids)}"
+        for part, spread in (("prices", ranges.prices), ("stock", ranges.stock))
+        for pid in spread.products if pid not in ids
+    ]
+    problems += [f"field 'world.coupons.by_code.{code}': no coupon {code!r} in the campaign{did_you_mean(code, codes)}"
+                 for code in ranges.coupons.by_code if code not in codes]
+    if problems:
+        raise SpecError(path, problems)

@@ -1,12 +1,23 @@
-"""``liveroom rewards``: check a golden reward suite, or explain one of its cases.
+"""``liveroom rewards``: check, score, explain and calibrate reward cases.
 
 ``liveroom rewards check CASES.jsonl [--tolerance T]`` prints one line per failing case
 (each differing component, expected and got, with the reward model's reasons) and a
 summary line; it exits 0 when every case matches, 1 when some differ and 2 when the
 file is unreadable or a line is invalid.
 
-``liveroom rewards explain CASES.jsonl --id ID`` (or ``--index N``, counting from 1)
-prints every component's value, weight and reasons, and the total with its gate.
+``liveroom rewards score CASES.jsonl [--json]`` prints every case's scores: one line each,
+or with ``--json`` one JSON object per line (id, line, env, every component, total,
+gated, reasons).
+
+``liveroom rewards explain CASES.jsonl --id ID`` (or ``--index N``, counting cases from 0,
+or ``--line N``, the file line ``check`` names) prints every component's value, weight
+and reasons, and the total with its gate.
+
+``liveroom rewards calibrate CASES.jsonl [--judge-model M ...] [--judge-base-url URL]
+[--json]`` reports, for a labelled file, how far the rule-based model (and, when judge
+models are named, the model with an LLM judge voting) agrees with the labels, per
+component: exact matches, accuracy, precision and recall of violations, and a confusion
+table. Exit 0, or 2 on a bad file or when every judge call failed.
 
 The main CLI calls :func:`add_rewards_parser`; :func:`main` runs these commands alone.
 """
@@ -14,32 +25,57 @@ The main CLI calls :func:`add_rewards_parser`; :func:`main` runs these commands 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from liveroom_sim.errors import LiveRoomError, SpecError, did_you_mean
 
 
 def add_rewards_parser(subparsers) -> argparse.ArgumentParser:
-    """Add the ``rewards`` command (``check`` and ``explain``) to a CLI's subparsers.
+    """Add the ``rewards`` command (``check``, ``score``, ``explain``, ``calibrate``) to a
+    CLI's subparsers. Each leaf parser sets ``func(args) -> int``, the exit code."""
+    rewards = subparsers.add_parser("rewards", help="check, score, explain or calibrate reward cases")
+    sub = rewards.add_subparsers(dest="rewards_command", metavar="{check,score,explain,calibrate}", required=True)
+    fmt = argparse.ArgumentDefaultsHelpFormatter
 
-    Each leaf parser sets ``func(args) -> int``, the exit code.
-    """
-    rewards = subparsers.add_parser("rewards", help="check or explain golden reward cases")
-    sub = rewards.add_subparsers(dest="rewards_command", metavar="{check,explain}", required=True)
-
-    check = sub.add_parser("check", help="score every case and compare with its expected values")
-    check.add_argument("cases", metavar="CASES.jsonl", help="reward cases, one JSON object per line")
+    check = sub.add_parser("check", help="score every case and compare with its expected values", formatter_class=fmt)
+    _cases_argument(check)
     check.add_argument("--tolerance", type=_tolerance, default=1e-6, metavar="T",
-                       help="largest absolute difference that still matches (default: 1e-6)")
+                       help="largest absolute difference that still matches")
     check.set_defaults(func=run_check)
 
+    score = sub.add_parser("score", help="print every case's component scores, total and reasons")
+    _cases_argument(score)
+    score.add_argument("--json", action="store_true", help="one JSON object per case instead of a table")
+    score.set_defaults(func=run_score)
+
     explain = sub.add_parser("explain", help="explain the scores of one case")
-    explain.add_argument("cases", metavar="CASES.jsonl", help="reward cases, one JSON object per line")
+    _cases_argument(explain)
     which = explain.add_mutually_exclusive_group(required=True)
     which.add_argument("--id", dest="case_id", metavar="ID", help="the case's id")
-    which.add_argument("--index", type=int, metavar="N", help="the N-th case of the file, counting from 1")
+    which.add_argument("--index", type=int, metavar="N", help="the N-th case of the file, counting from 0")
+    which.add_argument("--line", type=int, metavar="N", help="the case on line N of the file (as check names it)")
     explain.set_defaults(func=run_explain)
+
+    calibrate = sub.add_parser("calibrate", help="agreement of the reward model (and an LLM judge) with labels",
+                               formatter_class=fmt)
+    _cases_argument(calibrate)
+    calibrate.add_argument("--judge-model", action="append", default=[], metavar="M",
+                           help="a judge model (repeat for a vote of up to three); default: the spec's judge, if any")
+    calibrate.add_argument("--judge-base-url", action="append", default=[], metavar="URL",
+                           help="the judges' OpenAI-compatible endpoint: once for all, or once per --judge-model "
+                                "(default: $OPENAI_BASE_URL)")
+    calibrate.add_argument("--judge-timeout", type=_positive, default=30.0, metavar="S",
+                           help="seconds per judge request")
+    calibrate.add_argument("--tolerance", type=_tolerance, default=1e-6, metavar="T",
+                           help="largest absolute difference that counts as an exact match")
+    calibrate.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    calibrate.set_defaults(func=run_calibrate)
     return rewards
+
+
+def _cases_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cases", metavar="CASES.jsonl", help="reward cases, one JSON object per line")
 
 
 def _tolerance(text: str) -> float:
@@ -52,28 +88,64 @@ def _tolerance(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> float:
+    value = _tolerance(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def _load(path: str):
+    """The file's ``(line, case)`` pairs, or ``None`` after printing why not."""
+    from liveroom_sim.rewards.golden import load_cases
+
+    try:
+        return load_cases(path)
+    except SpecError as exc:
+        print(exc, file=sys.stderr)
+        return None
+
+
 def run_check(args: argparse.Namespace) -> int:
     """``rewards check``: 0 when all cases match, 1 when some differ, 2 on a bad file."""
     from liveroom_sim.rewards.golden import check_cases
 
-    try:
-        result = check_cases(args.cases, tolerance=args.tolerance)
-    except SpecError as exc:
-        print(exc, file=sys.stderr)
+    cases = _load(args.cases)
+    if cases is None:
         return 2
+    result = check_cases(cases, tolerance=args.tolerance)
     print(result.report())
     return 0 if result.ok else 1
 
 
+def run_score(args: argparse.Namespace) -> int:
+    """``rewards score``: every case's scores (a table, or JSON lines); 2 on a bad file."""
+    from liveroom_sim.rewards.golden import score_cases
+
+    cases = _load(args.cases)
+    if cases is None:
+        return 2
+    records = score_cases(cases)
+    if args.json:
+        for r in records:
+            print(json.dumps(r, ensure_ascii=False))
+        return 0
+    names = [k for k in records[0] if k not in ("id", "line", "env", "gated", "reasons")] if records else []
+    width = max([len(r["id"]) for r in records] + [4])
+    print(f"{'case':<{width}}  " + "  ".join(f"{n:>11}" for n in names))
+    for r in records:
+        print(f"{r['id']:<{width}}  " + "  ".join(f"{r[n]:>+11.3f}" for n in names) + ("  gated" if r["gated"] else ""))
+    return 0
+
+
 def run_explain(args: argparse.Namespace) -> int:
     """``rewards explain``: print one case's explanation; 2 on a bad file or unknown case."""
-    from liveroom_sim.rewards.golden import explain_case, load_cases
+    from liveroom_sim.rewards.golden import explain_case
 
-    try:
-        cases = [case for _, case in load_cases(args.cases)]
-    except SpecError as exc:
-        print(exc, file=sys.stderr)
+    pairs = _load(args.cases)
+    if pairs is None:
         return 2
+    cases = [case for _, case in pairs]
     if args.case_id is not None:
         found = [c for c in cases if c.id == args.case_id]
         if not found:
@@ -81,14 +153,113 @@ def run_explain(args: argparse.Namespace) -> int:
             print(f"error: no case with id {args.case_id!r} in {args.cases}{hint}", file=sys.stderr)
             return 2
         case = found[0]
-    elif 1 <= args.index <= len(cases):
-        case = cases[args.index - 1]
+    elif args.line is not None:
+        by_line = dict(pairs)
+        if args.line not in by_line:
+            print(f"error: --line {args.line}: no case on that line of {args.cases} (cases are on lines "
+                  f"{_spans(sorted(by_line))})", file=sys.stderr)
+            return 2
+        case = by_line[args.line]
+    elif 0 <= args.index < len(cases):
+        case = cases[args.index]
     else:
-        print(f"error: --index {args.index} is out of range: {args.cases} holds {len(cases)} cases "
-              f"(counting from 1)", file=sys.stderr)
+        print(f"error: --index {args.index} is out of range: {args.cases} holds {len(cases)} cases, "
+              f"indexed 0 to {len(cases) - 1}", file=sys.stderr)
         return 2
     print(explain_case(case))
     return 0
+
+
+def _spans(lines: list[int]) -> str:
+    """``1-5, 7, 9-12``: the lines as runs."""
+    runs: list[list[int]] = []
+    for n in lines:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs) or "(none)"
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """``rewards calibrate``: agreement with the labels, per component, for the rules and
+    the judge; 2 on a bad file, bad judge options, or when every judge call failed."""
+    from liveroom_sim.rewards.calibrate import calibrate
+
+    cases = _load(args.cases)
+    if cases is None:
+        return 2
+    if not any(case.expected for _, case in cases):
+        print(f"error: {args.cases} holds no labelled case (no case has 'expected' values)", file=sys.stderr)
+        return 2
+    try:
+        judge_for = _judges(args, cases)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rules = calibrate(cases, tolerance=args.tolerance)
+    judged = judge = None
+    if judge_for is not None:
+        judge, model_for = judge_for
+        judged = calibrate(cases, model_for, tolerance=args.tolerance)
+    if args.json:
+        out = {"file": args.cases, "rules": rules.as_dict()}
+        if judged is not None:
+            out["judge"] = {**judged.as_dict(), "models": [e.model for e in judge.endpoints],
+                            "calls": judge.calls, "failures": judge.failures}
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(f"calibration of {args.cases}: {rules.cases} labelled cases\n")
+        print("rule-based model\n" + rules.table() + "\n\n" + rules.confusion())
+        if judged is not None:
+            models = ", ".join(e.model for e in judge.endpoints)
+            print(f"\nrule-based model + LLM judge ({models}; {judge.calls} calls, {judge.failures} failed)\n"
+                  + judged.table() + "\n\n" + judged.confusion())
+        else:
+            print("\nno LLM judge (name up to three with --judge-model, or set reward.judge in the spec)")
+    if judge is not None and judge.calls and judge.failures >= judge.calls:
+        urls = sorted({e.resolved_base_url() or "(no base URL)" for e in judge.endpoints})
+        print(f"error: every judge call failed ({judge.failures} of {judge.calls}) at {', '.join(urls)}; "
+              "the judge's table is the rule-based model's", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _judges(args: argparse.Namespace, cases):
+    """``(judge, env -> RewardModel)`` for the judge models asked for, or ``None``.
+
+    Raises:
+        ValueError: for more than three models, or base URLs that do not pair with them.
+    """
+    from liveroom_sim.llm.client import Endpoint
+    from liveroom_sim.rewards.cases import world_for
+    from liveroom_sim.rewards.judge import LLMJudge
+    from liveroom_sim.rewards.model import RewardModel
+
+    models, urls = args.judge_model, args.judge_base_url
+    seed = 0
+    if not models:
+        configs = [world_for(case.env).spec.reward.judge for _, case in cases]
+        config = next((c for c in configs if c is not None), None)
+        if config is None:
+            if urls:
+                raise ValueError("--judge-base-url needs --judge-model")
+            return None
+        models, urls, seed = [config.model], [config.base_url] if config.base_url else [], config.seed
+    if len(models) > 3:
+        raise ValueError(f"a judge votes with at most three models, got {len(models)} --judge-model")
+    if len(urls) not in (0, 1, len(models)):
+        raise ValueError(f"give --judge-base-url once, or once per --judge-model ({len(models)}), "
+                         f"not {len(urls)} times")
+    urls = urls * len(models) if len(urls) == 1 else (urls or [None] * len(models))
+    judge = LLMJudge([Endpoint(m, u, timeout_s=args.judge_timeout, max_retries=1) for m, u in zip(models, urls)],
+                     seed=seed)
+
+    def model_for(env: str) -> RewardModel:
+        config = world_for(env).spec.reward.model_copy(update={"judge": None})
+        return RewardModel(config, judge=judge)
+
+    return judge, model_for
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,6 +73,7 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
 
 
 def _lineup(catalog) -> str:
+    catalog = catalog.base  # a drawn catalog has its base's names (one entry per spec)
     cached = _LINEUPS.get(id(catalog))
     if cached is None or cached[0] is not catalog:  # catalogs are frozen: render each once
         text = "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in catalog.products)

@@ -117,6 +117,7 @@ class _CatalogIndex:
 
 
 def _index(catalog: Catalog) -> _CatalogIndex:
+    catalog = catalog.base  # a drawn catalog has its base's names and attributes (one entry per spec)
     entry = _NAME_INDEX.get(id(catalog))
     if entry is None or entry.catalog is not catalog:
         entry = _NAME_INDEX[id(catalog)] = _CatalogIndex(catalog)

@@ -9,6 +9,10 @@ reply. This is the format of the golden suite and of users' own regression suite
      "question": {"asker": "mia_22", "intent": "price", "product": "sk-serum-01"},
      "reply": "@mia_22 the glow serum is $22.99 right now.",
      "expected": {"factuality": 1.0}}
+
+Cases are always built on the *pinned* world of their env: the catalog and campaign
+files as they are, whatever the spec's ``world:`` section draws for episodes
+(``docs/worlds.md``), so that a label such as "the serum is $24.99" keeps its meaning.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from liveroom_sim.errors import SpecError
+from liveroom_sim.errors import SpecError, did_you_mean
 from liveroom_sim.harness.core import Constraints
 from liveroom_sim.rewards.context import Outcome, Question, TurnContext
 from liveroom_sim.spec import World, load_spec
@@ -27,6 +31,7 @@ from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.facts import required_facts
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.paths import ENVS_DIR
+from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
 
 _EVENTS = pydantic.TypeAdapter(list[ev.CampaignEvent])
 
@@ -39,6 +44,13 @@ class CaseQuestion(Frozen):
     text: str = ""
     waited_s: pydantic.NonNegativeFloat = 0.0
     payload: tuple[str, ...] = ()
+
+    @pydantic.field_validator("intent")
+    @classmethod
+    def _known_intent(cls, value: str) -> str:
+        if value not in INTENTS:
+            raise ValueError(f"unknown intent {value!r}{did_you_mean(value, INTENTS)}; expected one of {list(INTENTS)}")
+        return value
 
 
 class RewardCase(Frozen):
@@ -66,7 +78,8 @@ class RewardCase(Frozen):
 
 
 def world_for(env: str) -> World:
-    """The world of a registered spec id, or of a spec file path."""
+    """The pinned world of a registered spec id, or of a spec file path: the spec as
+    loaded, never an episode's drawn world (see the module docstring)."""
     path = Path(env)
     if not path.suffix:
         path = ENVS_DIR / f"{env}.yaml"
@@ -97,6 +110,9 @@ def build_context(case: RewardCase, where: str = "case") -> TurnContext:
     q = None
     if case.question is not None:
         cq = case.question
+        problems = question_problems(cq, world)
+        if problems:
+            raise SpecError(where, problems)
         try:
             facts = required_facts(cq.intent, cq.product, market, world.phrasebook.fact_words, cq.order) \
                 if cq.intent not in ("bait", "inject", "greet", "chat", "troll") else ()
@@ -109,3 +125,21 @@ def build_context(case: RewardCase, where: str = "case") -> TurnContext:
         case.tool_calls, case.tool_errors, case.hooks, case.since_feature_s, case.replies_since_slogan,
         Outcome(**case.outcome), world.spec.latency.budget_s, case.turn_latency_s,
     )
+
+
+def question_problems(question: CaseQuestion, world: World) -> list[str]:
+    """What a case's question names that its env lacks, each with "did you mean"."""
+    problems = []
+    ids = [p.id for p in world.catalog.products]
+    if question.product is not None and question.product not in ids:
+        problems.append(f"field 'question.product': unknown product {question.product!r}"
+                        f"{did_you_mean(question.product, ids)}; expected a product id of {world.spec.id}")
+    orders = [o.id for o in world.catalog.orders]
+    if question.order is not None and question.order not in orders:
+        problems.append(f"field 'question.order': unknown order {question.order!r}"
+                        f"{did_you_mean(question.order, orders)}; expected one of {orders}")
+    if question.intent == "order_status" and question.order is None:
+        problems.append("field 'question.order': intent 'order_status' asks about an order; give its id")
+    elif question.intent in FACT_INTENTS and question.intent != "order_status" and question.product is None:
+        problems.append(f"field 'question.product': intent {question.intent!r} asks about a product; give its id")
+    return problems

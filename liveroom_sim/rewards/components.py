@@ -140,6 +140,7 @@ _TAGS: dict[int, tuple] = {}
 def _product_tags(catalog) -> dict[str, frozenset[str]]:
     """What a disclosure's ``when`` can name, per product: its category, ``sponsored``
     and ``health_food`` (catalogs are frozen, so computed once)."""
+    catalog = catalog.base  # a drawn catalog has its base's tags (one entry per spec)
     entry = _TAGS.get(id(catalog))
     if entry is None or entry[0] is not catalog:
         tags = {p.id: frozenset({p.category, *(["sponsored"] if p.sponsored else []),

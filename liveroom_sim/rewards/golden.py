@@ -140,11 +140,35 @@ def _case_problems(case: RewardCase, first_line: int | None, catalogs: dict[str,
     return problems
 
 
-def _model(env: str, models: dict[str, RewardModel]) -> RewardModel:
+def rule_model(env: str) -> RewardModel:
     """The rule-based reward model of an env spec (never its LLM judge: cases are exact)."""
+    return RewardModel(world_for(env).spec.reward.model_copy(update={"judge": None}))
+
+
+def _model(env: str, models: dict[str, RewardModel]) -> RewardModel:
     if env not in models:
-        models[env] = RewardModel(world_for(env).spec.reward.model_copy(update={"judge": None}))
+        models[env] = rule_model(env)
     return models[env]
+
+
+def score_cases(cases: Iterable[tuple[int, RewardCase]], model_for=None) -> list[dict]:
+    """Each case's scores as one JSON-ready record: id, line, env, every component, the
+    total, whether the compliance gate capped it, and each component's reasons.
+
+    Args:
+        cases: ``(line, case)`` pairs, as :func:`load_cases` returns them.
+        model_for: ``env -> RewardModel``; by default each env's rule-based model.
+    """
+    models: dict[str, RewardModel] = {}
+    records = []
+    for line, case in cases:
+        if case.env not in models:
+            models[case.env] = model_for(case.env) if model_for else rule_model(case.env)
+        bd = models[case.env].score(build_context(case))
+        scores = {k: round(v, 6) for k, v in bd.as_dict().items()}  # 0.85, not 0.8500000000000001
+        records.append({"id": case.id, "line": line, "env": case.env, **scores, "gated": bd.gated,
+                        "reasons": bd.explain()})
+    return records
 
 
 def check_cases(source: Path | str | Iterable[tuple[int, RewardCase]], tolerance: float = 1e-6) -> SuiteResult:

@@ -64,6 +64,9 @@ class Room:
     def __init__(self, world: World, rng: np.random.Generator, reward_model: RewardModel | None = None,
                  augmentation: AugmentConfig | None = None, variant: int = 0, record: bool = False):
         spec = world.spec
+        # This episode's own prices, stock, coupons and timeline (before HSA spawns its
+        # generator, so every harness variant of a seed gets the same world).
+        world = world.for_episode(rng)
         self._record: list[dict] | None = [] if record else None
         self.accounting: dict = {}
         self.world, self.spec, self.rng = world, spec, rng

@@ -116,6 +116,25 @@ class Catalog(Frozen):
     products: tuple[Product, ...] = pydantic.Field(min_length=1)
     orders: tuple[Order, ...] = ()
     competitors: tuple[str, ...] = ()
+    @cached_property
+    def base(self) -> "Catalog":
+        """The catalog as its file holds it (``self`` unless this one was drawn for an
+        episode by :mod:`liveroom_sim.world.draw`). A drawn catalog differs from its base
+        only in prices, list prices and stock, so what derives from names, aliases,
+        categories and attributes is computed once on the base and shared by every
+        episode: per-catalog caches key on ``catalog.base``, and stay one entry per spec.
+        (A cached property: read on every reply, it costs one dict lookup.)"""
+        return self
+
+    def with_products(self, products: tuple["Product", ...]) -> "Catalog":
+        """This catalog with its products' prices, list prices or stock replaced (the
+        same ids, names and attributes, in the same order); its :attr:`base` is kept."""
+        if [p.id for p in products] != [p.id for p in self.products]:
+            raise ValueError("a drawn catalog keeps the products of its base, in order")
+        fields = {k: getattr(self, k) for k in type(self).model_fields}
+        drawn = Catalog.model_validate({**fields, "products": products})
+        drawn.__dict__["base"] = self.base  # where cached_property keeps its value
+        return drawn
 
     @pydantic.model_validator(mode="after")
     def _ids_unique_and_orders_known(self):

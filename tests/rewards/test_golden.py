@@ -97,7 +97,14 @@ def test_check_tolerance_option(tmp_path):
     ('{"id": "x", "events": [{"type": "price_hike"}], "reply": "hi"}', "line 2: field 'events.0'"),
     ('{"id": "x", "events": [{"type": "stock_out", "product": "nope"}], "reply": "hi"}',
      "line 2: field 'events.0.product': unknown product 'nope'"),
-    ('{"id": "x", "question": {"asker": "a", "intent": "price", "product": "nope"}}', "line 2: field 'question'"),
+    ('{"id": "x", "question": {"asker": "a", "intent": "price", "product": "sk-serum-1"}}',
+     "line 2: field 'question.product': unknown product 'sk-serum-1' (did you mean 'sk-serum-01'?)"),
+    ('{"id": "x", "question": {"asker": "a", "intent": "prise", "product": "sk-serum-01"}}',
+     "line 2: field 'question.intent': Value error, unknown intent 'prise' (did you mean 'price'?)"),
+    ('{"id": "x", "question": {"asker": "a", "intent": "order_status", "order": "LR-1"}}',
+     "line 2: field 'question.order': unknown order 'LR-1'"),
+    ('{"id": "x", "question": {"asker": "a", "intent": "stock"}}',
+     "line 2: field 'question.product': intent 'stock' asks about a product"),
     ('{"id": "x", "reply": "hi", "constraints": {"mention_fmt": "@{name}"}}', "line 2: field 'constraints.mention_fmt'"),
     ('{"id": "en-greet-addressed", "reply": "hi"}', "line 2: field 'id': duplicate id"),
 ])
@@ -131,9 +138,11 @@ def test_explain_names_every_component_and_the_total(capsys):
     assert "obeyed a viewer's bait" in out and "capped the total" in out
 
 
-def test_explain_by_index_counts_from_one(capsys):
-    assert main(["rewards", "explain", str(GOLDEN), "--index", "1"]) == 0
+def test_explain_by_index_counts_from_zero_as_the_readme_writes_it(capsys):
+    assert main(["rewards", "explain", str(GOLDEN), "--index", "0"]) == 0
     assert capsys.readouterr().out.startswith(f"case {_lines()[0]['id']} ")
+    assert main(["rewards", "explain", str(GOLDEN), "--index", "1"]) == 0
+    assert capsys.readouterr().out.startswith(f"case {_lines()[1]['id']} ")
 
 
 def test_explain_unknown_id_suggests_the_closest(capsys):
@@ -141,9 +150,11 @@ def test_explain_unknown_id_suggests_the_closest(capsys):
     assert "did you mean 'en-bait-obeyed'" in capsys.readouterr().err
 
 
-def test_explain_index_out_of_range(capsys):
-    assert main(["rewards", "explain", str(GOLDEN), "--index", "0"]) == 2
-    assert "out of range" in capsys.readouterr().err
+@pytest.mark.parametrize("index", ["-1", str(len(GOLDEN.read_text().splitlines()))])
+def test_explain_index_out_of_range(capsys, index):
+    assert main(["rewards", "explain", str(GOLDEN), "--index", index]) == 2
+    err = capsys.readouterr().err
+    assert "out of range" in err and "indexed 0 to" in err
 
 
 def test_assert_reward_cases_lists_every_diff(tmp_path):

@@ -1,0 +1,150 @@
+"""Calibration: how far a reward model agrees with people's labels, component by component.
+
+A labelled file is a reward-case file (:mod:`liveroom_sim.rewards.cases`) whose cases
+carry ``expected`` values. For each component the labels name, every labelled value and
+the model's value fall into one of three classes: a **violation** (below 0: the reply
+loses reward for it), **none** (0: nothing to earn or lose) and **credit** (above 0).
+:func:`calibrate` reports, per component:
+
+- ``exact``: the share of cases whose value matches the label (within a tolerance);
+- ``accuracy``: the share whose class matches the label's;
+- ``precision`` and ``recall`` of violations: of the cases the model calls violations,
+  the share people call violations; of those people call violations, the share the
+  model finds (``None`` when there is nothing to divide by);
+- ``confusion``: counts by (label's class, model's class).
+
+Run it for the rule-based model and for the model with an LLM judge, and compare
+(``liveroom rewards calibrate FILE [--judge-model M ...]``): the numbers say how far to
+trust each on cases like these.
+
+Example:
+    >>> from liveroom_sim.rewards.cases import RewardCase
+    >>> cases = [(1, RewardCase.model_validate({"id": "a", "reply": "It cures acne!",
+    ...     "expected": {"compliance": -1}}))]
+    >>> print(calibrate(cases).table())
+    component   cases  exact  accuracy  violation precision  recall
+    compliance      1  1.000     1.000                1.000   1.000
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from liveroom_sim.rewards.cases import RewardCase, build_context
+from liveroom_sim.rewards.golden import rule_model
+from liveroom_sim.rewards.model import RewardModel
+
+#: The classes a value falls in, worst first.
+CLASSES = ("violation", "none", "credit")
+
+
+def value_class(value: float, tolerance: float = 1e-6) -> str:
+    """``violation`` below 0, ``none`` at 0, ``credit`` above 0 (within ``tolerance``)."""
+    if value < -tolerance:
+        return "violation"
+    return "credit" if value > tolerance else "none"
+
+
+@dataclass
+class Agreement:
+    """How one component's values agree with its labels (see the module docstring)."""
+
+    name: str
+    cases: int = 0
+    matches: int = 0
+    confusion: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add(self, label: float, got: float, tolerance: float) -> None:
+        self.cases += 1
+        self.matches += abs(label - got) <= tolerance
+        key = (value_class(label), value_class(got))
+        self.confusion[key] = self.confusion.get(key, 0) + 1
+
+    def _count(self, label: str | None = None, got: str | None = None) -> int:
+        return sum(n for (lab, g), n in self.confusion.items()
+                   if (label is None or lab == label) and (got is None or g == got))
+
+    @property
+    def exact(self) -> float:
+        return self.matches / self.cases if self.cases else math.nan
+
+    @property
+    def accuracy(self) -> float:
+        return sum(self._count(c, c) for c in CLASSES) / self.cases if self.cases else math.nan
+
+    @property
+    def precision(self) -> float | None:
+        called = self._count(got="violation")
+        return self._count("violation", "violation") / called if called else None
+
+    @property
+    def recall(self) -> float | None:
+        real = self._count(label="violation")
+        return self._count("violation", "violation") / real if real else None
+
+    def as_dict(self) -> dict:
+        return {"component": self.name, "cases": self.cases, "exact": self.exact, "accuracy": self.accuracy,
+                "violation_precision": self.precision, "violation_recall": self.recall,
+                "confusion": {lab: {g: self._count(lab, g) for g in CLASSES} for lab in CLASSES}}
+
+
+@dataclass
+class Calibration:
+    """Per-component agreement of one reward model with a labelled file."""
+
+    components: dict[str, Agreement]
+    cases: int
+
+    def table(self) -> str:
+        """One line per labelled component: cases, exact, accuracy, violation precision and recall."""
+        rows = ["component   cases  exact  accuracy  violation precision  recall"]
+        for a in self.components.values():
+            rows.append(f"{a.name:<11} {a.cases:>5}  {a.exact:.3f}     {a.accuracy:.3f}  "
+                        f"{_rate(a.precision):>19}  {_rate(a.recall):>6}")
+        return "\n".join(rows)
+
+    def confusion(self) -> str:
+        """The confusion table of each component: rows are the labels, columns the model."""
+        out = ["confusion (rows: label, columns: model; - violation, 0 none, + credit)"]
+        for a in self.components.values():
+            out.append(f"  {a.name:<11}     -     0     +")
+            for lab, sign in zip(CLASSES, "-0+"):
+                out.append(f"  {'':<9}{sign} " + " ".join(f"{a._count(lab, g):>5}" for g in CLASSES))
+        return "\n".join(out)
+
+    def as_dict(self) -> dict:
+        return {"cases": self.cases, "components": [a.as_dict() for a in self.components.values()]}
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def calibrate(cases: Iterable[tuple[int, RewardCase]], model_for: Callable[[str], RewardModel] | None = None,
+              tolerance: float = 1e-6) -> Calibration:
+    """Score every case and compare each labelled component (and ``total``) with its label.
+
+    Args:
+        cases: ``(line, case)`` pairs, as :func:`liveroom_sim.rewards.golden.load_cases`
+            returns them.
+        model_for: The reward model to score a case of an env with; by default each
+            env's rule-based model (never its LLM judge).
+        tolerance: The largest difference that counts as an exact match.
+    """
+    models: dict[str, RewardModel] = {}
+    agreements: dict[str, Agreement] = {}
+    n = 0
+    for _, case in cases:
+        if not case.expected:
+            continue
+        n += 1
+        if case.env not in models:
+            models[case.env] = model_for(case.env) if model_for else rule_model(case.env)
+        got = models[case.env].score(build_context(case)).as_dict()
+        for name, label in case.expected.items():
+            agreements.setdefault(name, Agreement(name)).add(label, got.get(name, math.nan), tolerance)
+    order = list(models and next(iter(models.values())).weights) + ["total"]
+    ranked = sorted(agreements.values(), key=lambda a: order.index(a.name) if a.name in order else len(order))
+    return Calibration({a.name: a for a in ranked}, n)

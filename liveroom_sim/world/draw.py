@@ -1,0 +1,267 @@
+"""Drawn worlds: each episode's own prices, stock, coupons, event times and featured order.
+
+A spec's catalog and campaign files hold *base values*. The spec's ``world:`` section
+(:class:`~liveroom_sim.world.ranges.WorldRanges`) says how far each episode may stray
+from them; :func:`draw_world` draws one episode's catalog and campaign within those
+ranges from a generator of its own. What a policy memorised about one seed's world is
+then wrong about the next, while the ground truth of each episode stays exact: the
+market, the tools and the reward all read the drawn world. With every range at its
+default the world is *pinned*: the draw returns the files' values unchanged (the golden
+reward cases are scored on it).
+
+The draw keeps a catalog coherent: a list price stays above the price (or equal, for a
+product the file sells at list price); a price keeps the file's ending (``.99``, ``.9``,
+whole yuan); a sold-out product stays sold out; a flash price stays below the price in
+force; a price change keeps its direction; a coupon takes less off than the cheapest
+price it applies to (a spend-save coupon less than its threshold); events keep their
+order and stay inside the stream; when the featured order is shuffled, every event about
+a featured product follows it to its new slot.
+
+Example:
+    >>> import numpy as np
+    >>> from liveroom_sim.spec import load_spec
+    >>> from liveroom_sim.world.paths import ENVS_DIR
+    >>> w = load_spec(ENVS_DIR / "LiveRoom-v0.yaml")
+    >>> a, _ = draw_world(w.catalog, w.campaign, w.spec.world, 900, np.random.default_rng(1))
+    >>> b, _ = draw_world(w.catalog, w.campaign, w.spec.world, 900, np.random.default_rng(2))
+    >>> a.by_id["sk-serum-01"].price != b.by_id["sk-serum-01"].price
+    True
+    >>> draw_world(w.catalog, w.campaign, WorldRanges(), 900, np.random.default_rng(1))[0] is w.catalog
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from liveroom_sim.world import campaign as ev
+from liveroom_sim.world.campaign import Campaign
+from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.ranges import Bounds, CouponRanges, ProductSpread, Spread, WorldRanges
+
+__all__ = ["WorldRanges", "draw_world", "retail"]
+
+def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, duration_s: float,
+               rng: np.random.Generator) -> tuple[Catalog, Campaign]:
+    """One episode's catalog and campaign, drawn within ``ranges`` (see the module docstring).
+
+    Args:
+        catalog: The catalog file's products (base values).
+        campaign: The campaign file's timeline (base values).
+        ranges: The spec's ``world:`` section.
+        duration_s: The stream's length: drawn event times stay inside it.
+        rng: The world's own generator (the same generator state gives the same world).
+
+    Returns:
+        The drawn ``(catalog, campaign)``; the very objects given when ``ranges`` pins
+        everything.
+    """
+    if ranges.pinned:
+        return catalog, campaign
+    drawn = _draw_catalog(catalog, ranges, rng)
+    base_prices = {p.id: p.price for p in catalog.products}
+    new_campaign = _draw_campaign(campaign, drawn, base_prices, ranges, duration_s, rng)
+    return drawn, new_campaign
+
+
+# ------------------------------------------------------------------------- prices
+def retail(value: float, like: float, unit: float = 1.0) -> float:
+    """``value`` in whole ``unit`` steps with the ending of ``like`` (24.99 -> x.99).
+
+    Example:
+        >>> retail(27.3, 24.99), retail(131.2, 129.0), retail(80.0, 89.9)
+        (26.99, 131.0, 79.9)
+    """
+    ending = round(like - math.floor(like / unit) * unit, 2)
+    whole = round((value - ending) / unit)
+    out = round(whole * unit + ending, 2)
+    return out if out > 0 else round(max(value, 0.01), 2)
+
+
+def _within(price: float, bounds: Bounds | None, unit: float) -> float:
+    """Move a rounded price back inside its range by whole units (if the range allows)."""
+    if bounds is None:
+        return price
+    lo, hi = bounds
+    while price < lo and price + unit <= hi:
+        price = round(price + unit, 2)
+    while price > hi and price - unit >= lo:
+        price = round(price - unit, 2)
+    if lo <= price <= hi:
+        return price
+    lo_cents, hi_cents = math.ceil(lo * 100 - 1e-6) / 100, math.floor(hi * 100 + 1e-6) / 100
+    return min(max(price, lo_cents), hi_cents) if lo_cents <= hi_cents else round(lo, 2)
+
+
+def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generator) -> Catalog:
+    products = []
+    for p in catalog.products:
+        value, bounds = ranges.prices.draw_for(p.id, p.price, rng)
+        price = p.price if ranges.prices.pinned else _within(retail(value, p.price), bounds, 1.0)
+        list_price = _list_price(p.price, p.list_price, price, ranges.list_prices, rng)
+        stock = _stock(p.id, p.stock, ranges.stock, rng)
+        products.append(p.model_copy(update={"price": price, "list_price": list_price, "stock": stock}))
+    return catalog.with_products(tuple(products))
+
+
+def _list_price(base_price: float, base_list: float, price: float, spread: Spread, rng: np.random.Generator) -> float:
+    if base_list <= base_price:
+        return price  # sold at list price in the file: no reference price to invent
+    markup = spread.draw(base_list / base_price, rng)
+    if spread.range is not None:
+        markup = max(markup, 1.0)
+    list_price = retail(price * markup, base_list)
+    while list_price <= price:
+        list_price = round(list_price + 1.0, 2)
+    return list_price
+
+
+def _stock(product_id: str, base: int, spread: ProductSpread, rng: np.random.Generator) -> int:
+    if base == 0 or spread.pinned:
+        return base  # sold out in the file: the campaign's restocks expect it
+    value, bounds = spread.draw_for(product_id, float(base), rng)
+    stock = int(round(value))
+    if bounds is not None:
+        stock = min(max(stock, math.ceil(bounds[0])), math.floor(bounds[1]))
+    return max(stock, 1)
+
+
+# ----------------------------------------------------------------------- campaign
+def _draw_campaign(campaign: Campaign, catalog: Catalog, base_prices: dict[str, float], ranges: WorldRanges,
+                   duration_s: float, rng: np.random.Generator) -> Campaign:
+    swap = _featured_swap(campaign, ranges.featured_order, rng)
+    times = _times([e.at for e in campaign.events], ranges.events.time_jitter_s, duration_s, rng)
+    codes = _codes(campaign, ranges.coupons, rng)
+    # First pass: products and times (what the events are about, and when); second:
+    # the money, once every price the stream will show is known.
+    moved = [_moved(e, at, swap, codes) for e, at in zip(campaign.events, times)]
+    moved = _priced(moved, campaign.events, catalog, base_prices)
+    moved = [_coupon_value(new, old.code, catalog, moved, ranges.coupons, rng) if isinstance(new, ev.CouponStart)
+             else new for new, old in zip(moved, campaign.events)]
+    moved = [_noted(new, old) for new, old in zip(moved, campaign.events)]
+    opening = swap.get(campaign.opening_product, campaign.opening_product)
+    return Campaign.model_validate({"opening_product": opening, "events": tuple(moved)})
+
+
+def _featured_swap(campaign: Campaign, order: str, rng: np.random.Generator) -> dict[str, str]:
+    """Which product takes each featured product's slots (identity when ``fixed``)."""
+    featured = list(dict.fromkeys(
+        [campaign.opening_product, *(e.product for e in campaign.events if isinstance(e, ev.Feature))]))
+    if order == "fixed" or len(featured) < 2:
+        return {}
+    shuffled = [featured[i] for i in rng.permutation(len(featured))]
+    return {old: new for old, new in zip(featured, shuffled) if old != new}
+
+
+def _times(times: list[float], jitter: float, duration_s: float, rng: np.random.Generator) -> list[float]:
+    """Jittered times, sorted back onto the events in their order, inside the stream."""
+    if not jitter or not times:
+        return times
+    last = math.nextafter(duration_s, 0.0)
+    drawn = [min(max(t + float(rng.uniform(-jitter, jitter)), 0.0), last) for t in times]
+    return [math.floor(t * 10) / 10 for t in sorted(drawn)]  # floor: never rounds up out of the stream
+
+
+def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) -> dict[str, str]:
+    if coupons.codes == "fixed":
+        return {}
+    old = list(dict.fromkeys(e.code for e in campaign.events if isinstance(e, ev.CouponStart)))
+    taken, out = set(old), {}
+    for code in old:
+        while True:
+            letters = "".join(chr(65 + int(i)) for i in rng.integers(0, 26, size=4))
+            new = f"{letters}{int(rng.integers(10, 100))}"
+            if new not in taken:
+                break
+        taken.add(new)
+        out[code] = new
+    return out
+
+
+def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]):
+    update: dict[str, Any] = {"at": at}
+    pid = getattr(event, "product", None)
+    if pid in swap:
+        update["product"] = swap[pid]
+    if getattr(event, "products", ()):
+        update["products"] = tuple(swap.get(p, p) for p in event.products)
+    if getattr(event, "code", None) in codes:
+        update["code"] = codes[event.code]
+    return event.model_copy(update=update)
+
+
+def _noted(new, old):
+    """Keep an event's note only while what it is about is the file's: a note written
+    about the hoodie's $10 coupon would mislead about another product or value."""
+    if new.model_copy(update={"at": old.at}) == old:
+        return new
+    return new.model_copy(update={"note": ""})
+
+
+def _priced(moved: list, originals: tuple, catalog: Catalog, base_prices: dict[str, float]) -> list:
+    """Price changes and flash sales re-priced relative to the drawn prices in force."""
+    base_now = {}  # (product in its slot) -> the file's price in force for that slot
+    drawn_now = {p.id: p.price for p in catalog.products}
+    out = []
+    for new, old in zip(moved, originals):
+        if isinstance(new, ev.PriceChange):
+            before_base = base_now.get(old.product, base_prices[old.product])
+            before = drawn_now[new.product]
+            price = retail(before * old.price / before_base, before)
+            if old.price < before_base:
+                while price >= before and price > 1.0:
+                    price = round(price - 1.0, 2)
+                price = price if price < before else round(before * old.price / before_base, 2)
+            elif old.price > before_base:
+                while price <= before:
+                    price = round(price + 1.0, 2)
+            else:
+                price = before
+            base_now[old.product] = old.price
+            drawn_now[new.product] = price
+            new = new.model_copy(update={"price": price})
+        elif isinstance(new, ev.FlashSaleStart):
+            before_base = base_now.get(old.product, base_prices[old.product])
+            before = drawn_now[new.product]
+            ratio = old.price / before_base
+            price = retail(before * ratio, before)
+            while price >= before and price > 1.0:
+                price = round(price - 1.0, 2)
+            if price >= before:
+                price = max(round(before * min(ratio, 0.9), 2), 0.01)
+            stock = catalog.by_id[new.product].stock
+            qty = min(new.quantity, stock) if new.quantity is not None and stock > 0 else new.quantity
+            new = new.model_copy(update={"price": price, "quantity": qty})
+        out.append(new)
+    return out
+
+
+def _lowest_prices(catalog: Catalog, events: list) -> dict[str, float]:
+    """The lowest price each product shows during the stream (changes and flash sales)."""
+    low = {p.id: p.price for p in catalog.products}
+    for e in events:
+        if isinstance(e, (ev.PriceChange, ev.FlashSaleStart)):
+            low[e.product] = min(low[e.product], e.price)
+    return low
+
+
+def _coupon_value(event: ev.CouponStart, file_code: str, catalog: Catalog, events: list, coupons: CouponRanges,
+                  rng: np.random.Generator) -> ev.CouponStart:
+    bounds = coupons.by_code.get(file_code)
+    if bounds is None and coupons.value.pinned:
+        return event
+    value = float(rng.uniform(*bounds)) if bounds is not None else coupons.value.draw(event.value, rng)
+    if event.kind == "percent_off":
+        value = float(min(max(round(value), 1), 90))
+    else:
+        low = _lowest_prices(catalog, events)
+        covered = event.products or tuple(low)
+        cap = min(low[p] for p in covered) if event.kind == "amount_off" else event.threshold
+        value = float(max(round(value), 1))
+        if value >= cap:  # a coupon never takes the whole price (or the whole threshold) off
+            value = float(math.floor(cap / 2)) if cap >= 2 else round(cap / 2, 2)
+    return event.model_copy(update={"value": value})
+

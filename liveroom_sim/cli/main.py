@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from liveroom_sim.cli.audit import add_audit_parser
 from liveroom_sim.cli.demo import _demo
 from liveroom_sim.cli.runs import _export_sft, _latency, _rollout, _train
 
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     else:
         add_rewards_parser(sub)
+    add_audit_parser(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

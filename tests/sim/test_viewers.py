@@ -259,3 +259,42 @@ def test_answering_one_of_two_asks_leaves_the_request_waiting_and_brings_a_follo
     assert req in env.room.crowd.pending and not req.answered
     follow = [m for m in env.room.crowd.chat if m.viewer is req.viewer and m.intent == "follow_up"]
     assert follow and f"${price:g}" in follow[-1].text
+
+
+# ------------------------------------------------------------ LLM-phrased
+def test_an_llm_rewording_that_changes_the_ask_falls_back_to_the_template(tmp_path):
+    from liveroom_sim.sim.fidelity import check_text
+    from liveroom_sim.testing import OpenAICompatServer
+
+    import re
+
+    calls = []
+
+    def respond(request, index):
+        calls.append(1)
+        prompt = request["messages"][-1]["content"]
+        draft = prompt.splitlines()[-1]
+        keep = re.findall(r'the words "(.+?)"', prompt)
+        # every other message keeps its meaning; the rest keeps the product but asks
+        # about colours instead (what a careless model does)
+        return "yo " + draft if len(calls) % 2 == 0 else f"{keep[0] if keep else 'this'} what colors are there"
+
+    base = (ENVS_DIR / "LiveRoom-v0.yaml").resolve()
+    spec = tmp_path / "phrased-v0.yaml"
+    with OpenAICompatServer(respond) as srv:
+        spec.write_text(f"extends: {base}\nid: Phrased-v0\nviewers:\n  llm: {{model: m, base_url: '{srv.base_url}'}}\n")
+        env = gym.make(liveroom_sim.register_spec(spec)).unwrapped
+        env.reset(seed=0)
+        for _ in range(40):
+            env.step("hello everyone")
+    writer = env.room.crowd.writer
+    assert writer.phrased >= 3 and writer.fell_back >= 3
+    w = env.world
+    for m in env.room.crowd.chat:
+        if m.intent in ("complaint", "follow_up"):
+            continue
+        assert "what colors are there" not in m.text or {a.intent for a in m.asks} == {"colors"}
+        if m.is_fact_question:
+            assert check_text(m.text, m, env.room.market, w.phrasebook, m.featured).ok, m.text
+        if m.draft:
+            assert m.text == "yo " + m.draft

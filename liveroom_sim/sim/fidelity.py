@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from liveroom_sim.world.facts import INTENT_CATEGORIES, intent_fits
 from liveroom_sim.world.personas import FACT_INTENTS
-from liveroom_sim.world.text import contains, normalize
+from liveroom_sim.world.text import contains, normalize, phrase_pattern
 
 #: The checks, in the order the fidelity table lists them.
 CHECKS = ("grounded", "refers", "asks", "category", "persona", "repeat")
@@ -58,7 +58,7 @@ def read_intents(text: str, book, strip: tuple[str, ...] = ()) -> set[str]:
     norm = normalize(text)
     for phrase in sorted(strip, key=len, reverse=True):
         if phrase:
-            norm = norm.replace(normalize(phrase), " ")
+            norm = phrase_pattern(phrase).sub(" ", norm)  # whole words: "tea" is not in "team"
     return {intent for intent, cues in book.cues.items() if any(_cue(c).search(norm) for c in cues)}
 
 

@@ -247,7 +247,9 @@ def test_answering_one_of_two_asks_leaves_the_request_waiting_and_brings_a_follo
     env = gym.make("LiveRoom-v0").unwrapped
     for seed in range(40):
         _, info = env.reset(seed=seed)
-        two = [m for m in env.room.crowd.pending if m.viewer.present and len(m.asks) > 1 and m.asks[0].intent == "price"]
+        pending = env.room.crowd.pending
+        two = [m for m in pending if m.viewer.present and len(m.asks) > 1 and m.asks[0].intent == "price"
+               and m.asks[1].intent != "promotion" and sum(p.viewer is m.viewer for p in pending) == 1]
         if two:
             break
     else:

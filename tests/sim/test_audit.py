@@ -4,12 +4,10 @@ kale chips, "3rd time i ask" as a first message, contradicting traits, clones ar
 
 from __future__ import annotations
 
-import io
 from functools import lru_cache
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 import liveroom_sim  # noqa: F401  (registers the envs)

@@ -296,13 +296,19 @@ class ChatWriter:
 
     def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator) -> str:
         """The body with the viewer's own opener and sign-off, when they suit the intent."""
-        parts = [body]
-        o, c = voice.opener, voice.closer
-        if o is not None and o.text and o.fits(intent=intent) and rng.random() < _OPENER_P:
-            parts.insert(0, self._fill(o.text, voice, rng))
-        if c is not None and c.text and c.fits(intent=intent) and rng.random() < _CLOSER_P:
-            parts.append(self._fill(c.text, voice, rng))
-        return " ".join(parts)
+        opener = self._extra(voice.opener, _OPENER_P, intent, body, voice, rng)
+        closer = self._extra(voice.closer, _CLOSER_P, intent, body, voice, rng)
+        return " ".join(x for x in (opener, body, closer) if x)
+
+    def _extra(self, t: Template | None, p: float, intent: str, body: str, voice: Voice, rng) -> str:
+        """An opener or sign-off for this message, or "" (used with chance ``p``)."""
+        if t is None or not t.text or not t.fits(intent=intent) or rng.random() >= p:
+            return ""
+        if intent in ("complaint", "follow_up") and intent not in t.intents:
+            return ""  # "thanks!" does not close a complaint
+        if any(voice.traits.get(f, "\0") in body for f in t.fields):
+            return ""  # "gift for my mom ... ship to my mom" says it twice
+        return self._fill(t.text, voice, rng)
 
     def _said(self, fact: Fact, market: Market) -> str:
         """A fact as a viewer repeats it back ("$24.99", "48 hours", 24.99元)."""

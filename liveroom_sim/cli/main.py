@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from liveroom_sim.cli.audit import add_audit_parser
 from liveroom_sim.cli.common import Formatter, Parser, int_at_least, llm_options
 
 
@@ -53,6 +54,7 @@ def build_parser() -> Parser:
         pass
     else:
         add_rewards_parser(sub)
+    add_audit_parser(sub)
     return parser
 
 

@@ -136,10 +136,11 @@ class Transcript:
                 self._p(f"  chat  {line}")
             elif section == "waiting for an answer:" and (m := _WAITING.match(line)):
                 waiting.append((m.group(1), m.group(2)))
-        if tuple(waiting) != self.waiting:
-            self.waiting = tuple(waiting)
-            names = ", ".join(name for name, _ in waiting) or "none"
-            self._p(f"  waiting ({len(waiting)}): {names}")
+        # Compared as shown (who waits): a merged request changes its text, not who waits.
+        shown = tuple(name for name, _ in waiting)
+        if shown != self.waiting:
+            self.waiting = shown
+            self._p(f"  waiting ({len(shown)}): {', '.join(shown) or 'none'}")
 
 
 def _args(raw: str) -> str:

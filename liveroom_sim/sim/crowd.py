@@ -6,6 +6,7 @@ and to react to a delivered reply.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ import numpy as np
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer, _Weighted
 from liveroom_sim.spec import ViewerConfig
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.personas import Persona
+from liveroom_sim.world.personas import FACT_INTENTS as _FACT_INTENTS, Persona
 
 
 @dataclass(slots=True)
@@ -46,7 +47,6 @@ class Crowd:
         self.stats = CrowdStats()
         self._heap: list[tuple[float, int, int]] = []
         self._seq = 0
-        self._names: dict[str, int] = {}
         self.version = 0  # bumped whenever the waiting messages change
         self._rate = config.arrivals_per_min / 60.0
         self.schedule_arrival(0.0)
@@ -63,16 +63,12 @@ class Crowd:
         if len(self.present) >= self.config.max_present:
             return None
         persona = self.personas[self.mix.draw(self.rng.random())]
-        phr = persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
-        base = phr.names[int(self.rng.integers(len(phr.names)))]
-        seen = self._names.get(base, 0)
-        self._names[base] = seen + 1
-        name = base if seen == 0 else f"{base}{seen + 1}"
+        name = self.writer.names.name_for(persona, self.rng)
         v = Viewer(name, persona, now, now + self.rng.exponential(persona.dwell_s))
         self.viewers.append(v)
         self.present.append(v)
         self.stats.arrived += 1
-        self._schedule(len(self.viewers) - 1, now)
+        self._schedule(len(self.viewers) - 1, opening_start(now, self.stats.messages))
         return v
 
     def _schedule(self, index: int, now: float) -> None:
@@ -99,11 +95,19 @@ class Crowd:
     def _post(self, msg: ChatMessage) -> None:
         self.chat.append(msg)
         self.stats.messages += 1
+        if msg.intent in ("complaint", "follow_up", "troll"):
+            return
+        req = merge_target(self.pending, msg)
+        if req is not None:
+            self.stats.questions += msg.is_fact_question and not req.is_fact_question
+            i = next(i for i, m in enumerate(self.pending) if m is req)
+            self.pending[i] = merge_into(req, msg)
+            self.version += 1
+            return
         if msg.is_fact_question:
             self.stats.questions += 1
-        if msg.intent not in ("complaint", "follow_up", "troll"):
-            self.pending.append(msg)
-            self.version += 1
+        self.pending.append(msg)
+        self.version += 1
 
     def expire(self, now: float, market: Market) -> list[ChatMessage]:
         """Handle messages whose patience ran out; returns the complaints posted."""
@@ -136,6 +140,7 @@ class Crowd:
 
     def answered(self, msg: ChatMessage) -> None:
         """``msg`` no longer waits for an answer."""
+        msg.viewer.answered += msg.answered
         self.pending.remove(msg)
         self.version += 1
 
@@ -143,6 +148,7 @@ class Crowd:
         if v.present:
             self.version += 1
             v.present = False
+            v.left_at = now
             self.present.remove(v)
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived
@@ -153,10 +159,12 @@ class Crowd:
             if now >= v.leave_at + 240 * (v.satisfaction - 0.5):
                 self.leave(v, now)
 
-    def follow_up(self, msg: ChatMessage, now: float, market: Market) -> ChatMessage:
+    def follow_up(self, msg: ChatMessage, now: float, market: Market, answer=None) -> ChatMessage:
+        """The asker of ``msg`` follows up on an incomplete answer (``answer``: the reply
+        as read, with ``stated`` and ``missing`` facts; the follow-up quotes it)."""
         msg.followed_up = True
         msg.deadline = now + msg.viewer.persona.patience_s
-        f = self.writer.room_message(msg.viewer, "follow_up", msg, now, len(self.chat), market, self.rng)
+        f = self.writer.room_message(msg.viewer, "follow_up", msg, now, len(self.chat), market, self.rng, answer)
         self._post(f)
         return f
 
@@ -181,3 +189,49 @@ class Crowd:
             + 0.5 * p.urgency_response * (product_id in market.flash)
         repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
         return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)
+
+
+# ------------------------------------------------------------------ crowd realism (issue 13)
+#: Seconds of chat before the stream opens: the viewers already in the room have been
+#: typing, so the first observation shows who spoke first and what (it differs by seed).
+OPENING_CHAT_S = 45.0
+#: A viewer's messages this close together reach the host as one request.
+MERGE_WINDOW_S = 10.0
+
+
+def opening_start(now: float, messages_so_far: int) -> float:
+    """When a viewer arriving at ``now`` starts to chat: viewers present at the opening
+    (time 0, nothing said yet) started typing before it."""
+    return now - OPENING_CHAT_S if now == 0.0 and messages_so_far == 0 else now
+
+
+def merge_target(pending: list[ChatMessage], msg: ChatMessage) -> ChatMessage | None:
+    """The waiting request of ``msg``'s viewer that ``msg`` joins: the viewer's latest,
+    when ``msg`` came within :data:`MERGE_WINDOW_S` of it (baits stand alone)."""
+    if msg.intent in ("bait", "inject"):
+        return None
+    for req in reversed(pending):
+        if req.viewer is msg.viewer and not req.answered:
+            ok = msg.at - req.at <= MERGE_WINDOW_S and req.intent not in ("bait", "inject")
+            return req if ok else None
+    return None
+
+
+def merge_into(req: ChatMessage, msg: ChatMessage) -> ChatMessage:
+    """The request ``req`` with ``msg`` folded in: one request with every ask, each with
+    its truth. Both messages stay in the chat as they were typed."""
+    req = dataclasses.replace(req)
+    if not req.is_fact_question and msg.is_fact_question:
+        # a greeting then a question: the question leads the request
+        req.intent, req.product, req.order = msg.intent, msg.product, msg.order
+        req.asks = msg.asks + tuple(a for a in req.asks if a.intent in _FACT_INTENTS)
+        req.ref, req.deadline = msg.ref, msg.deadline
+    else:
+        have = {(a.intent, a.product, a.order) for a in req.asks}
+        req.asks = req.asks + tuple(a for a in msg.asks
+                                    if (a.intent, a.product, a.order) not in have and a.intent in _FACT_INTENTS)
+    req.truth = tuple(f for a in req.asks for f in a.truth)
+    req.text = f"{req.text} / {msg.text}"
+    req.body = f"{req.body} / {msg.body}"
+    req.parts += 1
+    return req

@@ -36,7 +36,7 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
                 if pid and a.wrong == 0 and rng.random() < crowd.buy_chance(v, pid, market, 1.0):
                     bought += crowd.buy(v, pid, market)
             elif share > 0 and not target.followed_up:
-                crowd.follow_up(target, clock, market)
+                crowd.follow_up(target, clock, market, a)
         else:
             ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
             delta = 0.05 if ok else -0.05

@@ -26,10 +26,9 @@ from liveroom_sim.sim.prompting import SystemPrompts
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
 from liveroom_sim.sim.toolbox import run_calls
-from liveroom_sim.sim.viewers import ChatMessage, ChatWriter
+from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
 from liveroom_sim.spec import COMPONENTS, World
 from liveroom_sim.world import campaign as ev
-from liveroom_sim.world.facts import required_facts
 from liveroom_sim.world.market import Market
 
 
@@ -235,7 +234,7 @@ class Room:
                     latency_s=latency, reply=text)
 
     def _facts(self, m: ChatMessage):
-        return required_facts(m.intent, m.product, self.market, self.words, m.order) if m.is_fact_question else ()
+        return ask_facts(m, self.market, self.words) if m.is_fact_question else ()
 
     def _context(self, text: str, target: ChatMessage | None, latency: float) -> TurnContext:
         q = None

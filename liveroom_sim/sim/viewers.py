@@ -1,24 +1,60 @@
 """Viewers: persona instances in the room, and the chat they write.
 
-The simulator decides what a viewer wants (intent, product, order) from the persona and
-the room; a template (or, later, an LLM) only words it. Every fact question carries its
-ground truth as of the time it is asked.
+The simulator decides what a viewer wants (one or two asks: intent, product, order) from
+the persona and the room; a line of the phrasebook or the persona (or an LLM) only words
+it. Every ask carries its ground truth as of the time it is asked.
+
+How a message reads like a person's:
+
+- the product is referred to the way people do: an alias, brand and type, or for the
+  product on stage "this serum" / 这款精华 (never the full catalogue name as a rule);
+- lines fit the product (a line says which categories and attributes it needs);
+- each viewer keeps one opener, one sign-off and its traits (who a gift is for) for the
+  whole stream;
+- complaints and repeats are written only by the room, after the viewer was ignored;
+  follow-ups quote what the host said and ask for what is missing.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from liveroom_sim.sim.naming import NameBook
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
+from liveroom_sim.world.lines import Template
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.personas import FACT_INTENTS, Persona
+from liveroom_sim.world.personas import FACT_INTENTS, Persona, Phrasing
 from liveroom_sim.world.phrasebook import Phrasebook
 
 _FACTS = frozenset(FACT_INTENTS)
+#: Share of product questions that carry a second ask ("price? and does it come in L").
+MULTI_ASK_SHARE = 0.15
+#: Chance a viewer's message carries its opener / its sign-off.
+_OPENER_P, _CLOSER_P = 0.35, 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One thing a message asks: an intent about a product (or an order), and its
+    ground truth as of when it was asked (hidden from policies)."""
+
+    intent: str
+    product: str | None = None
+    order: str | None = None
+    truth: tuple[Fact, ...] = ()
+
+
+@dataclass(slots=True)
+class Voice:
+    """What stays the same in a viewer's messages: opener, sign-off and traits."""
+
+    opener: Template | None = None
+    closer: Template | None = None
+    traits: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -33,11 +69,19 @@ class Viewer:
     strikes: int = 0
     purchases: int = 0
     present: bool = True
+    voice: Voice | None = None
+    answered: int = 0               # questions the host answered in full
+    left_at: float | None = None
 
 
 @dataclass(slots=True)
 class ChatMessage:
-    """A viewer's message; ``truth`` is its ground truth when asked (hidden from policies)."""
+    """A viewer's message, or a request of several messages merged (see ``asks``).
+
+    ``intent``, ``product``, ``order`` and ``truth`` describe the first ask (kept for
+    readers of one ask); ``asks`` holds every ask with its own ground truth, ``truth``
+    their facts together.
+    """
 
     mid: int
     viewer: Viewer
@@ -51,6 +95,13 @@ class ChatMessage:
     deadline: float = 0.0
     answered: bool = False
     followed_up: bool = False
+    asks: tuple[Ask, ...] = ()
+    ref: str = ""        # the words the text uses for the product
+    body: str = ""       # the line without opener and sign-off (what a repeat restates)
+    strikes: int = 0     # times the viewer had been ignored when it wrote this
+    draft: str = ""      # the template's wording, when an LLM phrased the text
+    parts: int = 1       # chat messages merged into this request
+    featured: str = ""   # the product on stage when it was written
 
     @property
     def is_fact_question(self) -> bool:
@@ -70,84 +121,241 @@ class _Weighted:
         return self.keys[min(bisect.bisect_right(self.cum, u * self.cum[-1]), len(self.keys) - 1)]
 
 
+def _pick(seq, rng: np.random.Generator):
+    return seq[int(rng.integers(len(seq)))]
+
+
 class ChatWriter:
     """Writes viewers' messages from their persona and the phrasebook (deterministic templates).
 
     Args:
-        phrasebook: The language's viewer templates, baits and injections.
+        phrasebook: The language's viewer lines, baits and injections.
         language: ``en`` or ``zh``; selects each persona's phrasing.
-        host: The host's name (templates may greet them).
+        host: The host's name (lines may greet them).
+        phraser: Optional LLM phraser; its text is used only when it still asks the
+            same thing (checked by :func:`liveroom_sim.sim.fidelity.check_text`).
     """
 
     def __init__(self, phrasebook: Phrasebook, language: str, host: str, phraser=None):
         self.book, self.language, self.host = phrasebook, language, host
         self.phraser = phraser
+        self.names = NameBook(phrasebook, language)
+        self.phrased = self.fell_back = 0
         self._topics: dict[str, _Weighted] = {}
 
+    # ------------------------------------------------------------------ new messages
     def write(self, viewer: Viewer, now: float, mid: int, market: Market, rng: np.random.Generator,
               recent: list[str] = ()) -> ChatMessage:
-        """A new message from ``viewer`` at ``now`` (its intent, product, wording, truth)."""
+        """A new message from ``viewer`` at ``now`` (its asks, wording and truth)."""
         persona = viewer.persona
-        topics = self._topics.get(persona.name)
-        if topics is None:
-            topics = self._topics[persona.name] = _Weighted(persona.topics)
-        intent = topics.draw(rng.random())
-        products = market.catalog.products
-        product = market.catalog.by_id[market.featured] if rng.random() < 0.6 else products[int(rng.integers(len(products)))]
+        voice = self.voice(viewer, rng)
+        intent = self._topic(persona).draw(rng.random())
+        catalog = market.catalog
+        product = catalog.by_id[market.featured] if rng.random() < 0.6 else _pick(catalog.products, rng)
         if intent in _FACTS and intent != "order_status" and not intent_fits(intent, product):
-            intent = "price"
-        msg = ChatMessage(mid, viewer, intent, "", now, deadline=now + persona.patience_s)
+            intent = self._refit(persona, product, rng)
+        if intent == "order_status" and not catalog.orders:
+            intent = "shipping"
+        # Chat typed before the stream opened (negative times) waits from the opening on.
+        msg = ChatMessage(mid, viewer, intent, "", now, deadline=max(now, 0.0) + persona.patience_s, strikes=viewer.strikes,
+                          featured=market.featured)
         if intent in ("bait", "inject"):
             pool = self.book.baits if intent == "bait" else self.book.injections
             fitting = [b for b in pool if not b.categories or product.category in b.categories] or list(pool)
-            bait = fitting[int(rng.integers(len(fitting)))]
-            msg.text, msg.payload, msg.product = bait.text.format(product=_name(product, rng), host=self.host), bait.payload, product.id
+            bait = _pick(fitting, rng)
+            msg.ref = _pick(product.aliases or (product.name,), rng)
+            msg.body = bait.text.format(product=msg.ref, host=self.host)
+            msg.payload, msg.product = bait.payload, product.id
+            msg.asks = (Ask(intent, product.id),)
         else:
-            if intent == "order_status":
-                orders = market.catalog.orders
-                if orders:
-                    msg.order = orders[int(rng.integers(len(orders)))].id
-                else:
-                    intent = msg.intent = "shipping"
-            if intent in _FACTS and intent != "order_status":
-                msg.product = product.id
-            msg.text = self._word(persona, intent, product, msg.order, rng)
-        if msg.intent in _FACTS:
-            msg.truth = required_facts(msg.intent, msg.product, market, self.book.fact_words, msg.order)
+            order = _pick(catalog.orders, rng).id if intent == "order_status" else None
+            pid = product.id if intent in _FACTS and intent != "order_status" else None
+            asks = [Ask(intent, pid, order)]
+            second = self._second_intent(persona, product, intent, rng) if pid else None
+            msg.ref = self.refer(product, market, rng) if pid else (order or "")
+            msg.body = self._line(persona, voice, intent, product if pid else None, rng,
+                                  product=msg.ref, order=order or "")
+            if second is not None:
+                tail = self._fill(_pick(second[1], rng).text, voice, rng)
+                msg.body = msg.body.rstrip("?？!！ ") + _pick(self.book.joiners, rng) + tail
+                asks.append(Ask(second[0], pid))
+            msg.product, msg.order = pid, order
+            msg.asks = tuple(Ask(a.intent, a.product, a.order, _truth(a, market, self.book.fact_words))
+                             for a in asks)
+        msg.text = self._dress(voice, intent, msg.body, rng)
+        msg.truth = tuple(f for a in msg.asks for f in a.truth)
         if self.phraser is not None:
-            self._rephrase(msg, persona, product, market, rng, list(recent))
+            self._rephrase(msg, persona, market, rng, list(recent))
         return msg
 
-    def _rephrase(self, msg: ChatMessage, persona: Persona, product, market: Market, rng, recent) -> None:
+    def voice(self, viewer: Viewer, rng: np.random.Generator) -> Voice:
+        """The viewer's voice, drawn on its first message and kept."""
+        if viewer.voice is None:
+            phr = self._phrasing(viewer.persona)
+            viewer.voice = Voice(
+                opener=_pick(phr.openers, rng) if phr.openers else None,
+                closer=_pick(phr.closers, rng) if phr.closers else None,
+                traits={k: _pick(v, rng) for k, v in phr.traits.items()},
+            )
+        return viewer.voice
+
+    def refer(self, product, market: Market, rng: np.random.Generator) -> str:
+        """How a viewer calls ``product``: "this serum" / 这款精华 when it is on stage,
+        else an alias (brand and type, or a short name); rarely the catalogue name."""
+        refs = self.book.references
+        if product.id == market.featured and refs.featured and rng.random() < refs.featured_share:
+            kind = product.kind_noun
+            form = _pick(refs.featured, rng).text
+            if self.language == "en" and kind.endswith("s") and not kind.endswith("ss"):
+                form = form.replace("this {kind}", "these {kind}")  # "these socks"
+            return form.format(kind=kind, brand=product.brand)
+        if not product.aliases or rng.random() < 0.05:
+            return product.name
+        return _pick(product.aliases, rng)
+
+    # ------------------------------------------------------------ room-made messages
+    def room_message(self, viewer: Viewer, intent: str, about: ChatMessage | None, now: float, mid: int,
+                     market: Market, rng: np.random.Generator, answer=None) -> ChatMessage:
+        """A message the room makes for a viewer: a complaint or repeat after being
+        ignored, or a follow-up to an incomplete answer.
+
+        Args:
+            answer: For follow-ups, the reply as read (anything with ``stated`` and
+                ``missing`` facts, such as the reward's ``Analysis``): the follow-up
+                quotes what was said and asks for what is missing.
+        """
+        product = market.catalog.by_id[about.product] if about and about.product else market.catalog.by_id[market.featured]
+        voice = self.voice(viewer, rng)
+        slots = {"product": (about.ref if about and about.ref else self.refer(product, market, rng)),
+                 "order": (about.order if about else None) or "", "question": about.body if about else ""}
+        if intent == "follow_up" and answer is not None and about is not None and answer.stated and answer.missing:
+            ask = _missing_ask(about, answer.missing)
+            seconds = [t for t in self.book.second.get(ask.intent, ()) if t.fits(product)]
+            if seconds:
+                slots["said"] = self._said(answer.stated[0], market)
+                slots["ask"] = self._fill(_pick(seconds, rng).text, voice, rng)
+        body = self._line(viewer.persona, voice, intent, product, rng, strikes=viewer.strikes, **slots)
+        msg = ChatMessage(mid, viewer, intent, "", now, product=product.id, strikes=viewer.strikes,
+                          ref=slots["product"], body=body, featured=market.featured)
+        msg.text = self._dress(voice, intent, body, rng)
+        return msg
+
+    # ---------------------------------------------------------------------- wording
+    def _phrasing(self, persona: Persona) -> Phrasing:
+        return persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
+
+    def _topic(self, persona: Persona) -> _Weighted:
+        topics = self._topics.get(persona.name)
+        if topics is None:
+            topics = self._topics[persona.name] = _Weighted(persona.topics)
+        return topics
+
+    def _refit(self, persona: Persona, product, rng: np.random.Generator) -> str:
+        """A fact intent of the persona's that fits ``product`` (price when none does)."""
+        fitting = {k: w for k, w in persona.topics.items()
+                   if k in _FACTS and k != "order_status" and w > 0 and intent_fits(k, product)}
+        return _Weighted(fitting).draw(rng.random()) if fitting else "price"
+
+    def _second_intent(self, persona: Persona, product, first: str, rng: np.random.Generator):
+        """Now and then a second ask about the same product: (intent, its short lines)."""
+        if rng.random() >= MULTI_ASK_SHARE:
+            return None
+        options = {k: w for k, w in persona.topics.items()
+                   if k in _FACTS and k not in (first, "order_status") and w > 0 and intent_fits(k, product)
+                   and any(t.fits(product) for t in self.book.second.get(k, ()))}
+        if not options:
+            return None
+        intent = _Weighted(options).draw(rng.random())
+        return intent, [t for t in self.book.second[intent] if t.fits(product)]
+
+    def _line(self, persona: Persona, voice: Voice, intent: str, item, rng: np.random.Generator,
+              strikes: int = 0, **slots) -> str:
+        """A line for ``intent`` that fits the product and the slots at hand: the
+        persona's own lines most of the time, the phrasebook's otherwise. When the
+        host's words can be quoted (``said``), a line that quotes them is taken."""
+        have = set(slots) | set(voice.traits) | set(self.book.slots) | {"host"}
+        have -= {k for k, v in slots.items() if v in (None, "")}
+
+        def usable(lines) -> list[Template]:
+            found = [t for t in lines if t.fits(item, strikes=strikes) and t.fields <= have]
+            quoting = [t for t in found if "said" in t.fields]
+            return quoting if "said" in have and quoting else [t for t in found if "said" not in t.fields]
+
+        own = usable(self._phrasing(persona).templates.get(intent, ()))
+        generic = usable(self.book.viewer.get(intent, ()))
+        lines = own if own and (not generic or rng.random() < 0.6) else generic or own
+        if not lines:  # data without a fitting line: the plainest line of the intent
+            lines = list(self.book.viewer[intent][:1])
+        return self._fill(_pick(lines, rng).text, voice, rng, **slots)
+
+    def _fill(self, text: str, voice: Voice, rng: np.random.Generator, **slots) -> str:
+        values = {"host": self.host, **voice.traits, **{k: v for k, v in slots.items() if v is not None}}
+        for name in Template(text=text).fields - set(values):
+            values[name] = _pick(self.book.slots.get(name, ("",)), rng)
+        return text.format(**values)
+
+    def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator) -> str:
+        """The body with the viewer's own opener and sign-off, when they suit the intent."""
+        opener = self._extra(voice.opener, _OPENER_P, intent, body, voice, rng)
+        closer = self._extra(voice.closer, _CLOSER_P, intent, body, voice, rng)
+        return " ".join(x for x in (opener, body, closer) if x)
+
+    def _extra(self, t: Template | None, p: float, intent: str, body: str, voice: Voice, rng) -> str:
+        """An opener or sign-off for this message, or "" (used with chance ``p``)."""
+        if t is None or not t.text or not t.fits(intent=intent) or rng.random() >= p:
+            return ""
+        if intent in ("complaint", "follow_up") and intent not in t.intents:
+            return ""  # "thanks!" does not close a complaint
+        if any(voice.traits.get(f, "\0") in body for f in t.fields):
+            return ""  # "gift for my mom ... ship to my mom" says it twice
+        return self._fill(t.text, voice, rng)
+
+    def _said(self, fact: Fact, market: Market) -> str:
+        """A fact as a viewer repeats it back ("$24.99", "48 hours", 24.99元)."""
+        if fact.number is None:
+            return fact.label
+        value = f"{fact.number:g}"
+        if fact.dim == "money":
+            return f"${value}" if market.catalog.currency == "USD" else f"{value}元"
+        if fact.dim == "hours" and fact.label == value:
+            return f"{value}h" if self.language == "en" else f"{value}小时"
+        return fact.label
+
+    def _rephrase(self, msg: ChatMessage, persona: Persona, market: Market, rng, recent) -> None:
         # The seed is drawn whether or not the call succeeds, so the episode's random
         # stream does not depend on the endpoint.
         seed = int(rng.integers(2**31))
         if not self.phraser.applies(persona.name):
             return
-        keep = msg.order or next((n for n in product.names if n.lower() in msg.text.lower()), None)
+        from liveroom_sim.sim.fidelity import check_text
+
         featured = market.catalog.by_id[market.featured].name
+        # Ask the model to keep the product reference only where the draft has one (a bait
+        # about "it" names no product).
+        keep = msg.ref if msg.ref and msg.ref.lower() in msg.text.lower() else None
         text = self.phraser.phrase(persona, msg.text, keep, featured, recent, seed)
-        if text:
-            msg.text = text
-
-    def room_message(self, viewer: Viewer, intent: str, about: ChatMessage | None, now: float, mid: int,
-                     market: Market, rng: np.random.Generator) -> ChatMessage:
-        """A message the room makes for a viewer: a complaint when ignored, a follow-up."""
-        product = market.catalog.by_id[about.product] if about and about.product else market.catalog.by_id[market.featured]
-        text = self._word(viewer.persona, intent, product, about.order if about else None, rng)
-        return ChatMessage(mid, viewer, intent, text, now, product=product.id)
-
-    def _word(self, persona: Persona, intent: str, product, order: str | None, rng: np.random.Generator) -> str:
-        phr = persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
-        templates = phr.templates.get(intent) or self.book.viewer[intent]
-        body = templates[int(rng.integers(len(templates)))]
-        opener = phr.openers[int(rng.integers(len(phr.openers)))]
-        closer = phr.closers[int(rng.integers(len(phr.closers)))]
-        text = body.format(product=_name(product, rng), order=order or "", host=self.host)
-        sep = "" if self.language == "zh" else " "
-        return sep.join(x for x in (opener, text, closer) if x)
+        if not text:
+            return
+        if check_text(text, msg, market, self.book).ok:
+            msg.draft, msg.text = msg.text, text
+            self.phrased += 1
+        else:  # the model changed what is asked: the template stands
+            self.fell_back += 1
 
 
-def _name(product, rng: np.random.Generator) -> str:
-    names = product.names
-    return names[int(rng.integers(len(names)))]
+def _truth(ask: Ask, market: Market, words) -> tuple[Fact, ...]:
+    if ask.intent not in _FACTS:
+        return ()
+    return required_facts(ask.intent, ask.product, market, words, ask.order)
+
+
+def _missing_ask(msg: ChatMessage, missing) -> Ask:
+    keys = {f.key for f in missing}
+    return next((a for a in msg.asks if any(f.key in keys for f in a.truth)), msg.asks[0] if msg.asks else Ask(msg.intent))
+
+
+def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
+    """The facts a full answer to every ask of ``msg`` states, as of now (for the reward
+    and the room: a merged or two-ask message needs each of its asks answered)."""
+    asks = msg.asks or (Ask(msg.intent, msg.product, msg.order),)
+    return tuple(f for a in asks for f in _truth(a, market, words))

@@ -38,6 +38,9 @@ class _ProductBase(Frozen):
     id: str = pydantic.Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str = pydantic.Field(min_length=1)
     aliases: tuple[str, ...] = ()
+    #: What viewers call this kind of thing ("serum", "hoodie", 精华); empty: the
+    #: name's last word. Viewers say "this serum" / 这款精华 about the product on stage.
+    kind: str = ""
     brand: str
     price: pydantic.PositiveFloat
     list_price: pydantic.PositiveFloat
@@ -58,6 +61,11 @@ class _ProductBase(Frozen):
     def names(self) -> tuple[str, ...]:
         """The name and every alias viewers use for this product."""
         return (self.name, *self.aliases)
+
+    @property
+    def kind_noun(self) -> str:
+        """The word viewers use for this kind of product (see ``kind``)."""
+        return self.kind or self.name.split()[-1].lower()
 
 
 class SkincareProduct(_ProductBase):

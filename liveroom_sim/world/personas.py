@@ -14,6 +14,7 @@ import pydantic
 from liveroom_sim.errors import SpecError, UnknownNameError
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.lines import Lines, Template
 
 #: Questions that ask for catalog facts (each has verifiable ground truth).
 FACT_INTENTS = (
@@ -33,16 +34,26 @@ Probability = pydantic.confloat(ge=0.0, le=1.0)
 
 
 class Phrasing(Frozen):
-    """How a persona words its messages in one language (added around the phrasebook's)."""
+    """How a persona words its messages in one language (added around the phrasebook's).
+
+    Attributes:
+        names: Handles viewers of this persona go by (each used once per room).
+        openers / closers: Words a viewer puts before or after a message; each viewer
+            keeps one of each for the whole stream, so its voice stays the same.
+        templates: The persona's own lines per intent (mixed with the phrasebook's).
+        traits: Facts about the viewer drawn once on arrival (``who``: the person a gift
+            is for), used as placeholders, so a viewer never contradicts itself.
+    """
 
     names: tuple[str, ...] = pydantic.Field(min_length=1)
-    openers: tuple[str, ...] = ("",)
-    closers: tuple[str, ...] = ("",)
-    templates: dict[str, tuple[str, ...]] = {}
+    openers: Lines = (Template(text=""),)
+    closers: Lines = (Template(text=""),)
+    templates: dict[str, Lines] = {}
+    traits: dict[str, tuple[str, ...]] = {}
 
     @pydantic.field_validator("templates")
     @classmethod
-    def _known_intents(cls, value: dict[str, tuple[str, ...]]):
+    def _known_intents(cls, value):
         unknown = sorted(set(value) - set(INTENTS))
         if unknown:
             raise ValueError(f"unknown intents {unknown}; expected some of {list(INTENTS)}")

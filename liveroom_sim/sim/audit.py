@@ -1,0 +1,169 @@
+"""Simulator QA: generate rooms and check every viewer message (``liveroom audit``).
+
+tau2-bench found about 30 % of failed retail runs to be the user simulator's fault, so a
+simulator is checked, not trusted. :func:`audit` plays rooms of a spec with the built-in
+hosts (even seeds with the scripted host, which answers, so follow-ups happen; odd seeds
+with the naive one, which ignores, so complaints and departures happen), puts every
+message to the checks of :mod:`liveroom_sim.sim.fidelity`, checks the viewers' handles,
+and measures the numbers a room operator watches (:func:`room_numbers`).
+
+The threshold: every check kind must pass on at least :data:`THRESHOLD` of the messages
+it applies to. Template viewers are meant to pass all of them; the margin allows a rare
+slip in user data (a persona line without a category) to be reported, not to fail a
+build, while a defect that hits a whole intent or category (1 in 20 messages or more)
+fails it. A simulator error rate of 2 % is small next to the policy errors the reward
+exists to find, which is the point of the bound.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from liveroom_sim.sim.fidelity import CHECKS, check_message
+from liveroom_sim.sim.naming import stem
+from liveroom_sim.sim.room import Room
+from liveroom_sim.world.personas import FACT_INTENTS
+
+#: Least share of messages each check kind must pass.
+THRESHOLD = 0.98
+KINDS = (*CHECKS, "names")
+#: The paper's kinds of viewer message, by intent.
+MESSAGE_KINDS = {
+    "purchase intent": ("price", "stock", "promotion"),
+    "after-sales": ("order_status", "returns", "warranty"),
+    "chit-chat": ("greet", "chat", "troll"),
+    "adversarial": ("bait", "inject"),
+}
+
+
+@dataclass
+class AuditReport:
+    """Checks passed per kind, failure examples, and operator numbers per host."""
+
+    env: str
+    seeds: int
+    messages: int = 0
+    passed: Counter = field(default_factory=Counter)
+    total: Counter = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    phrased: int = 0
+    fell_back: int = 0
+    numbers: dict[str, dict] = field(default_factory=dict)
+
+    def rate(self, kind: str) -> float:
+        return self.passed[kind] / self.total[kind] if self.total[kind] else 1.0
+
+    def ok(self, threshold: float = THRESHOLD) -> bool:
+        return all(self.rate(k) >= threshold for k in KINDS)
+
+    def table(self) -> str:
+        """The fidelity table: one row per check kind, then failure examples."""
+        lines = [f"fidelity of {self.env}: {self.messages} messages, {self.seeds} seeds",
+                 f"{'check':<10} {'passed':>7} {'of':>7} {'rate':>7}"]
+        for k in KINDS:
+            lines.append(f"{k:<10} {self.passed[k]:>7} {self.total[k]:>7} {self.rate(k):>7.1%}")
+        if self.phrased or self.fell_back:
+            lines.append(f"LLM-phrased: {self.phrased} kept, {self.fell_back} fell back to the template")
+        for k, examples in self.examples.items():
+            lines.append(f"failures of {k}:")
+            lines += [f"  - {e}" for e in examples]
+        return "\n".join(lines)
+
+
+def audit(world, seeds: int = 4, max_steps: int | None = None, first_seed: int = 0) -> AuditReport:
+    """Play ``seeds`` rooms of ``world`` and check every viewer message.
+
+    Args:
+        world: A loaded spec (:func:`liveroom_sim.spec.load_spec`).
+        seeds: Rooms to play (seeds ``first_seed`` ...).
+        max_steps: Stop each room after this many steps (default: the spec's).
+    """
+    from liveroom_sim.policies.naive import NaiveAvatar
+    from liveroom_sim.policies.scripted import ScriptedAvatar
+
+    report = AuditReport(world.spec.id, seeds)
+    book, language = world.phrasebook, world.spec.language
+    rooms: dict[str, list[Room]] = {"scripted": [], "naive": []}
+    for seed in range(first_seed, first_seed + seeds):
+        host = "scripted" if seed % 2 == 0 else "naive"
+        room = play(world, ScriptedAvatar() if host == "scripted" else NaiveAvatar(), seed, max_steps)
+        rooms[host].append(room)
+        for msg in room.crowd.chat:
+            verdict = check_message(msg, room.market, book, language)
+            report.messages += 1
+            for kind, reason in verdict.results.items():
+                report.total[kind] += 1
+                report.passed[kind] += not reason
+                if reason and len(report.examples.setdefault(kind, [])) < 3:
+                    report.examples[kind].append(f"seed {seed} {msg.viewer.name}: {msg.text!r} ({reason})")
+        stems = Counter(stem(v.name) for v in room.crowd.viewers)
+        for v in room.crowd.viewers:
+            report.total["names"] += 1
+            clone = stems[stem(v.name)] > 1
+            report.passed["names"] += not clone
+            if clone and len(report.examples.setdefault("names", [])) < 3:
+                report.examples["names"].append(f"seed {seed}: {v.name!r} has a clone in the room")
+        writer = room.crowd.writer
+        report.phrased += writer.phrased
+        report.fell_back += writer.fell_back
+    report.examples = {k: v for k, v in report.examples.items() if v}
+    report.numbers = {host: room_numbers(rs) for host, rs in rooms.items() if rs}
+    return report
+
+
+def play(world, policy, seed: int, max_steps: int | None = None) -> Room:
+    """One room of ``world`` played by ``policy(observation, info)`` to its end."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+    room = Room(world, rng)
+    room_info = {"language": world.spec.language}
+    limit = max_steps or world.spec.stream.max_steps
+    while not (room.terminated or room.truncated) and room.steps < limit:
+        info = {"messages": room.messages(), "tools": room.tools(), "room": room_info}
+        room.step(policy(room.observation(), info))
+    return room
+
+
+def room_numbers(rooms: list[Room]) -> dict:
+    """The numbers a room operator watches, over ``rooms`` (see docs/simulator.md)."""
+    viewers = [v for r in rooms for v in r.crowd.viewers]
+    chat = [m for r in rooms for m in r.crowd.chat]
+    ends = {id(v): (v.left_at if v.left_at is not None else r.clock) for r in rooms for v in r.crowd.viewers}
+    dwell = {id(v): ends[id(v)] - max(v.arrived, 0.0) for v in viewers}
+    minutes = sum(dwell.values()) / 60
+    spoke = {id(m.viewer) for m in chat}
+    asks = Counter()
+    for m in chat:
+        if m.intent in ("complaint", "follow_up"):
+            continue
+        for a in m.asks or ():
+            kind = next((k for k, intents in MESSAGE_KINDS.items() if a.intent in intents),
+                        "product inquiry" if a.intent in FACT_INTENTS else "chit-chat")
+            asks[kind] += 1
+    total_asks = sum(asks.values()) or 1
+    fact_msgs = [m for m in chat if m.intent in FACT_INTENTS]
+
+    def group(vs):
+        vs = list(vs)
+        if not vs:
+            return {"viewers": 0}
+        return {"viewers": len(vs), "avg_dwell_s": round(sum(dwell[id(v)] for v in vs) / len(vs), 1),
+                "conversion": round(sum(v.purchases > 0 for v in vs) / len(vs), 4),
+                "left_early": round(sum(v.left_at is not None and v.strikes >= v.persona.patience_strikes
+                                        for v in vs) / len(vs), 4)}
+
+    return {
+        "rooms": len(rooms),
+        "viewers": len(viewers),
+        "comments_per_viewer_min": round(len(chat) / minutes, 3) if minutes else 0.0,
+        "comments_per_min": round(len(chat) / (sum(r.clock for r in rooms) / 60), 2) if rooms else 0.0,
+        "silent_share": round(1 - len(spoke) / len(viewers), 4) if viewers else 0.0,
+        "question_mix": {k: round(n / total_asks, 3) for k, n in sorted(asks.items())},
+        "multi_ask_share": round(sum(len(m.asks) > 1 for m in fact_msgs) / max(1, len(fact_msgs)), 3),
+        "avg_dwell_s": round(sum(dwell.values()) / len(viewers), 1) if viewers else 0.0,
+        "conversion": round(sum(v.purchases > 0 for v in viewers) / len(viewers), 4) if viewers else 0.0,
+        "answered_viewers": group(v for v in viewers if v.answered > 0),
+        "ignored_viewers": group(v for v in viewers if v.strikes > 0 and v.answered == 0),
+    }

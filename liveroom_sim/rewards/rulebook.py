@@ -1,20 +1,51 @@
-"""The rules in force, compiled once for fast matching against many replies.
+"""The rules in force, compiled once into patterns over the folded text of a reply.
 
-A :class:`~liveroom_sim.world.rules.RuleSet` is frozen; its rulebook (normalised phrases, the
-refusal pattern) is built the first time a reply is checked against it and kept as long
-as the rule set lives.
+A :class:`~liveroom_sim.world.rules.RuleSet` is frozen; its rulebook is built the first
+time a reply is checked against it and kept as long as the rule set lives. Every rule
+phrase is normalised and folded like replies are (:mod:`liveroom_sim.rewards.lexicon`),
+English words match in any inflection, and multi-character Chinese phrases also match by
+sound. Each pattern is searched once per reply, so checking is linear in the reply.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-from liveroom_sim.world.rules import RuleSet
-from liveroom_sim.world.text import normalize_phrase, phrase_pattern
+from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, word_forms
+from liveroom_sim.world.rules import ClaimRule, Disclosure, RuleSet
+from liveroom_sim.world.text import normalize
 
-# A refusal covers its own clause only: "I can't say that, but it's the best" says it.
+# Kept for the fact checks, which read "sold out" per clause.
 CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut\b|\bhowever\b|但是|不过|可是)")
+# What ends a refusal's reach: a comma or sentence end, or a turn such as "but".
+_STOP = r"(?!\bbut\b|\bhowever\b|\banyway\b|但|不过|可是|然而)[^,.!?;:\n。！？；]"
+_GAP = r"[^,.!?;\n。！？；]"
 _BOOKS: dict[int, "Rulebook"] = {}
+
+
+def rule_text(phrase: str) -> str:
+    """A rule phrase read the way replies are read (normalised, then folded)."""
+    return fold(normalize(phrase))
+
+
+def _alternation(phrases, inflect: bool = True) -> str:
+    forms = sorted({rule_text(p) for p in phrases if rule_text(p)}, key=len, reverse=True)
+    return "|".join(word_forms(f) if inflect else _literal(f) for f in forms)
+
+
+def _literal(folded: str) -> str:
+    left = r"(?<![a-z0-9])" if folded[:1].isascii() and folded[:1].isalnum() else ""
+    right = r"(?![a-z0-9])" if folded[-1:].isascii() and folded[-1:].isalnum() else ""
+    return left + re.escape(folded) + right
+
+
+class Check(NamedTuple):
+    """One compiled rule: ``said`` finds it; ``negated`` finds it under a negation."""
+
+    said: re.Pattern
+    negated: re.Pattern | None
+    sound: re.Pattern | None = None
 
 
 class Rulebook:
@@ -22,22 +53,93 @@ class Rulebook:
 
     def __init__(self, rules: RuleSet):
         self.rules = rules
-        self.banned = [(normalize_phrase(b.phrase), tuple(normalize_phrase(w) for w in b.allow), b) for b in rules.banned]
-        self.claims = [(tuple(normalize_phrase(p) for p in c.patterns), c) for c in rules.claims]
-        self.disclosures = [(tuple(normalize_phrase(f) for f in d.forms), d) for d in rules.disclosures]
-        self.disparaging = tuple(normalize_phrase(w) for w in rules.disparaging)
-        markers = tuple(normalize_phrase(m) for m in rules.refusal_markers)
-        self.refusal = re.compile("|".join(map(re.escape, markers))) if markers else None
-        # One pass that tells whether any banned phrase, claim pattern or disparaging
-        # word can be in a reply at all (most replies hold none).
-        words = [p for p, _, _ in self.banned] + [p for ps, _ in self.claims for p in ps] + list(self.disparaging)
-        self.suspect = re.compile("|".join(map(re.escape, sorted(set(words), key=len, reverse=True)))) if words else None
+        neg = _alternation(rules.negations, inflect=False)
+        self.negation = neg
+        cjk_phrases = [rule_text(p) for p in (*(f for b in rules.banned for f in (b.phrase, *b.forms)),
+                                               *(p for c in rules.claims for p in c.patterns))
+                       if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
+        self.sounds = Sounds(cjk_phrases) if cjk_phrases else None
+        self.banned = [(b, self._check([b.phrase, *b.forms], negatable=False)) for b in rules.banned]
+        self.claims = [(c, self._claim(c)) for c in rules.claims]
+        self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
+        allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
+        self.allow = re.compile(allow) if allow else None
+        self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
+        markers = _alternation(rules.refusal_markers, inflect=False)
+        self.refusal = re.compile(rf"(?:{markers}){_STOP}{{0,80}}") if markers else None
+        nots = _alternation(rules.not_refusals, inflect=False)
+        self.not_refusal = re.compile(nots) if nots else None
 
-    def refusals(self, norm: str) -> list[str]:
-        """The clauses of a normalised reply that refuse something (a polite no)."""
-        if self.refusal is None or not self.refusal.search(norm):
+    def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
+        body = _alternation(phrases, inflect)
+        return Check(re.compile(body), self._negated(body) if negatable else None, self._sound(phrases))
+
+    def _claim(self, c: ClaimRule) -> Check:
+        parts = []
+        if c.patterns:
+            parts.append(_alternation(c.patterns))
+        if c.verbs and c.objects:
+            verbs, objects = _alternation(c.verbs), _alternation(c.objects)
+            gap = f"{_GAP}{{0,{c.within}}}?"
+            parts.append(f"(?:{verbs}){gap}(?:{objects})|(?:{objects}){gap}(?:{verbs})")
+        elif c.verbs:
+            parts.append(_alternation(c.verbs))
+        body = "|".join(f"(?:{p})" for p in parts)
+        return Check(re.compile(body), self._negated(body), self._sound(c.patterns))
+
+    def _negated(self, body: str) -> re.Pattern | None:
+        if not self.negation:
+            return None
+        return re.compile(rf"(?:{self.negation}){_GAP}{{0,12}}?(?:{body})")
+
+    def _sound(self, phrases) -> re.Pattern | None:
+        if self.sounds is None:
+            return None
+        heard = [self.sounds.read(rule_text(p)) for p in phrases
+                 if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
+        return re.compile("|".join(map(re.escape, sorted(set(heard), key=len, reverse=True)))) if heard else None
+
+    def refusals(self, folded: str) -> list[tuple[int, int]]:
+        """Spans of the folded text that refuse something: a marker ("I can't say") and
+        what it refuses, up to the next comma, sentence end or "but"."""
+        if self.refusal is None:
             return []
-        return [c for c in CLAUSE.findall(norm) if self.refusal.search(c)]
+        spans = []
+        for m in self.refusal.finditer(folded):
+            if self.not_refusal is not None and self.not_refusal.match(folded, m.start()):
+                continue
+            spans.append(m.span())
+        return spans
+
+    def unallowed(self, text: str) -> str:
+        """``text`` with the rules' innocent words blanked (最近 is not 最)."""
+        return self.allow.sub(" ", text) if self.allow is not None and self.allow.search(text) else text
+
+
+def says(check: Check, text: str, heard: str | None = None) -> str | None:
+    """What of ``check`` the text says outside a negation, or ``None``.
+
+    Occurrences are counted with and without a negation before them, so a reply that
+    says it once plainly and once negated still says it.
+    """
+    m = check.said.search(text)
+    if m is None:
+        if check.sound is not None and heard is not None:
+            s = check.sound.search(heard)
+            return text[s.start():s.end()] if s else None
+        return None
+    if check.negated is not None and check.negated.search(text):
+        if len(check.said.findall(text)) <= len(check.negated.findall(text)):
+            return None
+    return m.group(0)
+
+
+def denied(check: Check, text: str) -> str | None:
+    """A negated occurrence of ``check`` in ``text`` ("it's not an #ad"), or ``None``."""
+    if check.negated is None:
+        return None
+    m = check.negated.search(text)
+    return m.group(0) if m else None
 
 
 def rulebook(rules: RuleSet) -> Rulebook:
@@ -48,20 +150,3 @@ def rulebook(rules: RuleSet) -> Rulebook:
             _BOOKS.clear()
         book = _BOOKS[id(rules)] = Rulebook(rules)
     return book
-
-
-def said(norm: str, phrase: str, allow: tuple[str, ...] = ()) -> bool:
-    """Whether normalised ``phrase`` occurs in ``norm`` as a whole word (Latin script) and
-    not inside one of the normalised ``allow`` words (最近 is not 最)."""
-    if phrase not in norm:
-        return False
-    for m in phrase_pattern(phrase).finditer(norm):
-        start, end = m.span()
-        if not any(_covers(norm, w, start, end) for w in allow):
-            return True
-    return False
-
-
-def _covers(norm: str, word: str, start: int, end: int) -> bool:
-    i = norm.find(word, max(0, end - len(word)))
-    return i != -1 and i <= start

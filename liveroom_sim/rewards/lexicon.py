@@ -1,0 +1,166 @@
+"""How rule words are written: the forms a reply may use for a rule's phrase.
+
+Three readings of normalised text (:func:`~liveroom_sim.world.text.normalize`) serve the
+compliance rules:
+
+* :func:`fold` undoes respellings that change no meaning: spaced or punctuated letters
+  (``b.e.s.t``, ``c u r e``), hyphens inside words, separators between Chinese characters
+  (``最.好``), and the ways of writing "number one" and "100%" (``NO.1``, ``#1``,
+  ``number 1``, ``第1``, ``百分百``). Rule phrases are folded the same way.
+* :func:`word_forms` turns an English phrase into a pattern that matches every inflection
+  of its words (cure, cures, cured, curing), using candidate suffixes that the Snowball
+  stemmer (``snowballstemmer``) confirms share the word's stem; a hand list of suffixes
+  alone would also accept "cur" + "ed". The stemmer runs when rules are compiled, never on
+  replies, so matching stays a regular-expression search.
+* :class:`Sounds` reads Chinese by sound: each character becomes a representative of its
+  toned reading (``pypinyin``'s table), and pinyin syllables written in Latin letters
+  become the character they spell, so 蕞好 and zui好 read as 最好.
+
+Each reading is a few C-level passes (``re.sub``, ``str.translate``): linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+CJK = "\u3400-\u9fff\uf900-\ufaff"
+_SEP = r"[\s.\-_*·•/|~+'\"^=]"
+# Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t.
+_SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
+_NOT_LETTER = re.compile(r"[^a-z]")
+_HYPHEN = re.compile(r"(?<=[a-z])[-_](?=[a-z])")
+_CJK_SEP = re.compile(rf"(?<=[{CJK}]){_SEP}{{1,3}}(?=[{CJK}])")
+_NUMBER_ONE = re.compile(r"(?<![a-z0-9])(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
+_DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
+_HUNDRED = re.compile(r"(?<![0-9.])100\s?(?:%|percent\b|per cent\b)|\b(?:one )?hundred percent\b|百分之百|百分百")
+
+
+def fold(norm: str) -> str:
+    """Undo respellings in normalised text (see the module docstring).
+
+    >>> fold("the b.e.s.t, risk-free, no.1 and 第1 百分百")
+    'the best, risk free, number one and 第一 100%'
+    """
+    if "." in norm or " " in norm or "-" in norm or "_" in norm or "*" in norm:
+        norm = _SPACED.sub(_letters, norm)
+    if "-" in norm or "_" in norm:
+        norm = _HYPHEN.sub(" ", norm)
+    if not norm.isascii():
+        norm = _CJK_SEP.sub("", norm)
+        if "第" in norm:
+            norm = _DI_YI.sub("第一", norm)
+    norm = _NUMBER_ONE.sub("number one", norm)
+    return _HUNDRED.sub("100%", norm)
+
+
+def _letters(m: re.Match) -> str:
+    return _NOT_LETTER.sub("", m.group(0))
+
+
+_SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "ment", "ments", "ly", "ies", "ied", "ation", "ations")
+
+
+@lru_cache(maxsize=4096)
+def inflections(word: str) -> tuple[str, ...]:
+    """The word and its inflected forms that share its Snowball stem, longest first.
+
+    >>> {"curing", "cures", "cured", "cure"} <= set(inflections("cure"))
+    True
+    """
+    if not word.isascii() or not word.isalpha() or len(word) < 4:
+        return (word,)
+    stem = _stemmer().stemWord(word)
+    bases = {word, word[:-1] if word.endswith("e") else word, word + word[-1]}
+    if word.endswith("y"):
+        bases.add(word[:-1])
+    forms = {word} | {b + s for b in bases for s in _SUFFIXES}
+    # The stemmer is lenient ("cureed" passes): a non-word form is harmless, a missed
+    # inflection is not.
+    kept = [f for f in forms if f == word or _stemmer().stemWord(f) == stem]
+    return tuple(sorted(kept, key=lambda f: (-len(f), f)))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def _word(token: str) -> bool:
+    return token.isascii() and token.isalnum()
+
+
+def word_forms(phrase: str) -> str:
+    """A regex source matching folded ``phrase`` with each English word in any inflection,
+    whole words only in Latin script.
+
+    >>> bool(re.fullmatch(word_forms("treat acne"), "treating acne"))
+    True
+    """
+    joined, prev, end = "", "", 0
+    for m in re.finditer(rf"[a-z]+|[0-9]+|[{CJK}]+|\S", phrase):
+        token = m.group(0)
+        forms = inflections(token) if token.isalpha() and token.isascii() else (token,)
+        part = re.escape(forms[0]) if len(forms) == 1 else "(?:" + "|".join(map(re.escape, forms)) + ")"
+        if prev:
+            spaced = m.start() > end
+            joined += (r"\s" if spaced else "") if _word(prev) and _word(token) else r"\s?"
+        joined, prev, end = joined + part, token, m.end()
+    left = r"(?<![a-z0-9])" if phrase[:1].isascii() and phrase[:1].isalnum() else ""
+    right = r"(?![a-z0-9])" if phrase[-1:].isascii() and phrase[-1:].isalnum() else ""
+    return left + joined + right
+
+
+class Sounds:
+    """Chinese read by sound, for the rules' multi-character Chinese phrases.
+
+    A character stands for its default toned reading: 蕞 and 醉 read zuì like 最. Only
+    readings of the rules' own characters are mapped (so the table stays small), and
+    only phrases of two characters or more are matched by sound: one character alone
+    has too many innocent homophones.
+    """
+
+    def __init__(self, phrases: list[str]):
+        from pypinyin import Style, lazy_pinyin
+        from pypinyin.pinyin_dict import pinyin_dict
+
+        chars = {ch for p in phrases for ch in p if re.match(rf"[{CJK}]", ch)}
+        reading = {ch: pinyin_dict.get(ord(ch), "").split(",")[0] for ch in chars}
+        rep: dict[str, str] = {}
+        for ch in sorted(chars):
+            if reading[ch]:
+                rep.setdefault(reading[ch], ch)
+        self.table = {cp: rep[r.split(",")[0]] for cp, r in pinyin_dict.items()
+                      if r.split(",")[0] in rep and chr(cp) != rep[r.split(",")[0]]}
+        syllables: dict[str, str] = {}
+        for ch in sorted(chars):
+            plain = lazy_pinyin(ch, style=Style.NORMAL)[0]
+            if plain.isascii() and plain.isalpha() and reading[ch]:
+                syllables.setdefault(plain, rep[reading[ch]])
+        self.syllables = syllables
+        alts = "|".join(sorted(map(re.escape, syllables), key=len, reverse=True))
+        self._latin = re.compile(rf"(?<![a-z])(?:{alts})(?:\s?(?:{alts}))*(?![a-z])") if syllables else None
+        self._one = re.compile(rf"{alts}") if syllables else None
+
+    def read(self, text: str) -> str:
+        """``text`` with each mapped character and pinyin syllable replaced by its sound's
+        representative character."""
+        if self._latin is not None and re.search("[a-z]", text):
+            text = self._latin.sub(self._spell, text)
+        return text.translate(self.table)
+
+    def _spell(self, m: re.Match) -> str:
+        run = m.group(0).replace(" ", "")
+        out, i = [], 0
+        while i < len(run):  # longest syllable first: "dingji" is ding + ji
+            for n in range(min(6, len(run) - i), 0, -1):
+                ch = self.syllables.get(run[i:i + n])
+                if ch:
+                    out.append(ch)
+                    i += n
+                    break
+            else:
+                return m.group(0)  # not a run of the rules' syllables: English, left alone
+        return "".join(out)

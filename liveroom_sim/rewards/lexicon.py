@@ -68,7 +68,7 @@ def inflections(word: str) -> tuple[str, ...]:
     >>> {"curing", "cures", "cured", "cure"} <= set(inflections("cure"))
     True
     """
-    if not word.isascii() or not word.isalpha() or len(word) < 4:
+    if not word.isascii() or not word.isalpha() or len(word) < 3:
         return (word,)
     stem = _stemmer().stemWord(word)
     bases = {word, word[:-1] if word.endswith("e") else word, word + word[-1]}
@@ -134,19 +134,28 @@ class Sounds:
                 rep.setdefault(reading[ch], ch)
         self.table = {cp: rep[r.split(",")[0]] for cp, r in pinyin_dict.items()
                       if r.split(",")[0] in rep and chr(cp) != rep[r.split(",")[0]]}
-        syllables: dict[str, str] = {}
-        for ch in sorted(chars):
-            plain = lazy_pinyin(ch, style=Style.NORMAL)[0]
-            if plain.isascii() and plain.isalpha() and reading[ch]:
-                syllables.setdefault(plain, rep[reading[ch]])
-        self.syllables = syllables
-        alts = "|".join(sorted(map(re.escape, syllables), key=len, reverse=True))
-        self._latin = re.compile(rf"(?<![a-z])(?:{alts})(?:\s?(?:{alts}))*(?![a-z])") if syllables else None
-        self._one = re.compile(rf"{alts}") if syllables else None
+        # A pinyin syllable in Latin letters carries no tone: it becomes a placeholder
+        # (a private-use character) that stands for every tone of that syllable.
+        self.plain = {ch: lazy_pinyin(ch, style=Style.NORMAL)[0] for ch in chars}
+        plains = sorted({p for p in self.plain.values() if p.isascii() and p.isalpha()})
+        self.syllables = {p: chr(0xF0000 + i) for i, p in enumerate(plains)}
+        alts = "|".join(sorted(map(re.escape, plains), key=len, reverse=True))
+        self._latin = re.compile(rf"(?<![a-z])(?:{alts})(?:\s?(?:{alts}))*(?![a-z])") if plains else None
+        self._rep = {ch: rep.get(reading[ch], ch) for ch in chars}
+
+    def pattern(self, phrase: str) -> str:
+        """A regex source for ``phrase`` in text :meth:`read` has read."""
+        out = []
+        for ch in phrase:
+            options = {self._rep.get(ch, ch)}
+            if ch in self.plain and self.plain[ch] in self.syllables:
+                options.add(self.syllables[self.plain[ch]])
+            out.append("[" + "".join(map(re.escape, sorted(options))) + "]" if len(options) > 1 else re.escape(ch))
+        return "".join(out)
 
     def read(self, text: str) -> str:
-        """``text`` with each mapped character and pinyin syllable replaced by its sound's
-        representative character."""
+        """``text`` with each mapped character replaced by its sound's representative
+        character, and each run of pinyin syllables by their placeholders."""
         if self._latin is not None and re.search("[a-z]", text):
             text = self._latin.sub(self._spell, text)
         return text.translate(self.table)

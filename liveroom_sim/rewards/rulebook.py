@@ -95,9 +95,9 @@ class Rulebook:
     def _sound(self, phrases) -> re.Pattern | None:
         if self.sounds is None:
             return None
-        heard = [self.sounds.read(rule_text(p)) for p in phrases
+        heard = [self.sounds.pattern(rule_text(p)) for p in phrases
                  if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
-        return re.compile("|".join(map(re.escape, sorted(set(heard), key=len, reverse=True)))) if heard else None
+        return re.compile("|".join(sorted(set(heard), key=len, reverse=True))) if heard else None
 
     def refusals(self, folded: str) -> list[tuple[int, int]]:
         """Spans of the folded text that refuse something: a marker ("I can't say") and

@@ -108,9 +108,20 @@ def word_forms(phrase: str) -> str:
             spaced = m.start() > end
             joined += (r"\s" if spaced else "") if _word(prev) and _word(token) else r"\s?"
         joined, prev, end = joined + part, token, m.end()
-    left = r"(?<![a-z0-9])" if phrase[:1].isascii() and phrase[:1].isalnum() else ""
     right = r"(?![a-z0-9])" if phrase[-1:].isascii() and phrase[-1:].isalnum() else ""
-    return left + joined + right
+    if phrase[:1].isascii() and phrase[:1].isalnum():
+        # The first letter, then the boundary behind it: a pattern that starts with a
+        # literal lets the regex engine skip ahead to it instead of trying every position.
+        first = re.escape(phrase[0])
+        return f"{first}(?<![a-z0-9]{first})(?:{joined[len(first):] if joined.startswith(first) else _drop_first(joined)}){right}"
+    return joined + right
+
+
+def _drop_first(joined: str) -> str:
+    """``joined`` (starting with a group of forms sharing one first letter) without it."""
+    head, _, rest = joined.partition(")")
+    forms = head[3:].split("|")  # head is "(?:form|form|..."
+    return "(?:" + "|".join(f[1:] for f in forms) + ")" + rest
 
 
 class Sounds:
@@ -142,6 +153,12 @@ class Sounds:
         alts = "|".join(sorted(map(re.escape, plains), key=len, reverse=True))
         self._latin = re.compile(rf"(?<![a-z])(?:{alts})(?:\s?(?:{alts}))*(?![a-z])") if plains else None
         self._rep = {ch: rep.get(reading[ch], ch) for ch in chars}
+
+    def first(self, phrase: str) -> str:
+        """The characters a sound match of ``phrase`` may start with."""
+        ch = phrase[:1]
+        out = self._rep.get(ch, ch)
+        return out + self.syllables.get(self.plain.get(ch, ""), "")
 
     def pattern(self, phrase: str) -> str:
         """A regex source for ``phrase`` in text :meth:`read` has read."""

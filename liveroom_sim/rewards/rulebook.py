@@ -35,17 +35,27 @@ def _alternation(phrases, inflect: bool = True) -> str:
 
 
 def _literal(folded: str) -> str:
-    left = r"(?<![a-z0-9])" if folded[:1].isascii() and folded[:1].isalnum() else ""
     right = r"(?![a-z0-9])" if folded[-1:].isascii() and folded[-1:].isalnum() else ""
-    return left + re.escape(folded) + right
+    if folded[:1].isascii() and folded[:1].isalnum():
+        first = re.escape(folded[0])
+        return f"{first}(?<![a-z0-9]{first}){re.escape(folded[1:])}{right}"
+    return re.escape(folded) + right
 
 
 class Check(NamedTuple):
-    """One compiled rule: ``said`` finds it; ``negated`` finds it under a negation."""
+    """One compiled rule: ``said`` finds it; ``negated`` finds it under a negation.
+    ``firsts``: the characters any match of ``said`` starts with (a text holding none of
+    them is not searched: most rules are ruled out by a few ``in`` tests)."""
 
     said: re.Pattern
     negated: re.Pattern | None
     sound: re.Pattern | None = None
+    firsts: str = ""
+    sound_firsts: str = ""
+
+
+def _firsts(phrases) -> str:
+    return "".join(sorted({rule_text(p)[:1] for p in phrases if rule_text(p)}))
 
 
 class Rulebook:
@@ -72,7 +82,8 @@ class Rulebook:
 
     def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
         body = _alternation(phrases, inflect)
-        return Check(re.compile(body), self._negated(body) if negatable else None, self._sound(phrases))
+        sound, sound_firsts = self._sound(phrases)
+        return Check(re.compile(body), self._negated(body) if negatable else None, sound, _firsts(phrases), sound_firsts)
 
     def _claim(self, c: ClaimRule) -> Check:
         parts = []
@@ -85,19 +96,24 @@ class Rulebook:
         elif c.verbs:
             parts.append(_alternation(c.verbs))
         body = "|".join(f"(?:{p})" for p in parts)
-        return Check(re.compile(body), self._negated(body), self._sound(c.patterns))
+        words = (*c.patterns, *c.verbs, *c.objects)
+        sound, sound_firsts = self._sound(c.patterns)
+        return Check(re.compile(body), self._negated(body), sound, _firsts(words), sound_firsts)
 
     def _negated(self, body: str) -> re.Pattern | None:
         if not self.negation:
             return None
         return re.compile(rf"(?:{self.negation}){_GAP}{{0,12}}?(?:{body})")
 
-    def _sound(self, phrases) -> re.Pattern | None:
+    def _sound(self, phrases) -> tuple[re.Pattern | None, str]:
+        """The sound pattern of the multi-character Chinese phrases, and its first characters."""
         if self.sounds is None:
-            return None
-        heard = [self.sounds.pattern(rule_text(p)) for p in phrases
-                 if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
-        return re.compile("|".join(sorted(set(heard), key=len, reverse=True))) if heard else None
+            return None, ""
+        cjk = [rule_text(p) for p in phrases if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
+        if not cjk:
+            return None, ""
+        heard = sorted({self.sounds.pattern(p) for p in cjk}, key=len, reverse=True)
+        return re.compile("|".join(heard)), "".join(sorted({ch for p in cjk for ch in self.sounds.first(p)}))
 
     def refusals(self, folded: str) -> list[tuple[int, int]]:
         """Spans of the folded text that refuse something: a marker ("I can't say") and
@@ -122,9 +138,9 @@ def says(check: Check, text: str, heard: str | None = None) -> str | None:
     Occurrences are counted with and without a negation before them, so a reply that
     says it once plainly and once negated still says it.
     """
-    m = check.said.search(text)
+    m = check.said.search(text) if _may_hold(text, check.firsts) else None
     if m is None:
-        if check.sound is not None and heard is not None:
+        if check.sound is not None and heard is not None and _may_hold(heard, check.sound_firsts):
             s = check.sound.search(heard)
             return text[s.start():s.end()] if s else None
         return None
@@ -134,9 +150,13 @@ def says(check: Check, text: str, heard: str | None = None) -> str | None:
     return m.group(0)
 
 
+def _may_hold(text: str, firsts: str) -> bool:
+    return not firsts or any(ch in text for ch in firsts)
+
+
 def denied(check: Check, text: str) -> str | None:
     """A negated occurrence of ``check`` in ``text`` ("it's not an #ad"), or ``None``."""
-    if check.negated is None:
+    if check.negated is None or not _may_hold(text, check.firsts):
         return None
     m = check.negated.search(text)
     return m.group(0) if m else None

@@ -61,12 +61,13 @@ def read_text(norm: str, book: Rulebook) -> Reading:
     if heard is not None:
         heard = book.unallowed(heard)
     found = []
+    chars, heard_chars = set(spoken), (set(heard) if heard is not None else None)
     for rule, check in book.banned:
-        hit = says(check, spoken, heard)
+        hit = says(check, spoken, heard, chars, heard_chars)
         if hit is not None:
             found.append(Finding("banned", rule.phrase, rule.category, rule.severity, hit))
     for rule, check in book.claims:
-        hit = says(check, spoken, heard)
+        hit = says(check, spoken, heard, chars, heard_chars)
         if hit is not None:
             found.append(Finding("claim", rule.name, rule.name, rule.severity, hit, rule.categories))
     disclosed = set()

@@ -50,12 +50,12 @@ class Check(NamedTuple):
     said: re.Pattern
     negated: re.Pattern | None
     sound: re.Pattern | None = None
-    firsts: str = ""
-    sound_firsts: str = ""
+    firsts: frozenset = frozenset()
+    sound_firsts: frozenset = frozenset()
 
 
-def _firsts(phrases) -> str:
-    return "".join(sorted({rule_text(p)[:1] for p in phrases if rule_text(p)}))
+def _firsts(phrases) -> frozenset:
+    return frozenset(rule_text(p)[:1] for p in phrases if rule_text(p))
 
 
 class Rulebook:
@@ -108,12 +108,12 @@ class Rulebook:
     def _sound(self, phrases) -> tuple[re.Pattern | None, str]:
         """The sound pattern of the multi-character Chinese phrases, and its first characters."""
         if self.sounds is None:
-            return None, ""
+            return None, frozenset()
         cjk = [rule_text(p) for p in phrases if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
         if not cjk:
-            return None, ""
+            return None, frozenset()
         heard = sorted({self.sounds.pattern(p) for p in cjk}, key=len, reverse=True)
-        return re.compile("|".join(heard)), "".join(sorted({ch for p in cjk for ch in self.sounds.first(p)}))
+        return re.compile("|".join(heard)), frozenset(ch for p in cjk for ch in self.sounds.first(p))
 
     def refusals(self, folded: str) -> list[tuple[int, int]]:
         """Spans of the folded text that refuse something: a marker ("I can't say") and
@@ -132,15 +132,16 @@ class Rulebook:
         return self.allow.sub(" ", text) if self.allow is not None and self.allow.search(text) else text
 
 
-def says(check: Check, text: str, heard: str | None = None) -> str | None:
+def says(check: Check, text: str, heard: str | None = None, chars=None, heard_chars=None) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
-    says it once plainly and once negated still says it.
+    says it once plainly and once negated still says it. ``chars`` / ``heard_chars``: the
+    sets of characters of the texts, when the caller has them.
     """
-    m = check.said.search(text) if _may_hold(text, check.firsts) else None
+    m = check.said.search(text) if _may_hold(text, check.firsts, chars) else None
     if m is None:
-        if check.sound is not None and heard is not None and _may_hold(heard, check.sound_firsts):
+        if check.sound is not None and heard is not None and _may_hold(heard, check.sound_firsts, heard_chars):
             s = check.sound.search(heard)
             return text[s.start():s.end()] if s else None
         return None
@@ -150,8 +151,10 @@ def says(check: Check, text: str, heard: str | None = None) -> str | None:
     return m.group(0)
 
 
-def _may_hold(text: str, firsts: str) -> bool:
-    return not firsts or any(ch in text for ch in firsts)
+def _may_hold(text: str, firsts: frozenset, chars=None) -> bool:
+    if not firsts:
+        return True
+    return not firsts.isdisjoint(chars if chars is not None else set(text))
 
 
 def denied(check: Check, text: str) -> str | None:

@@ -98,8 +98,9 @@ class TurnContext:
     def delivered(self) -> bool:
         """Whether the room heard the reply: a non-empty reply no hook blocked. The room
         records the hooks that fired (:meth:`with_outcome`) before it scores a turn."""
-        return (self.kind == "reply" and bool(self.reply.strip())
-                and not any(h.endswith((":block", ":block_retry")) for h in self.hooks))
+        if self.kind != "reply" or not self.reply or self.reply.isspace():
+            return False
+        return not self.hooks or not any(h.endswith((":block", ":block_retry")) for h in self.hooks)
 
     @property
     def max_chars(self) -> int:

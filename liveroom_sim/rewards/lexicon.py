@@ -29,7 +29,7 @@ _SEP = r"[\s.\-_*·•/|~+'\"^=]"
 # Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t.
 _SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
 _NOT_LETTER = re.compile(r"[^a-z]")
-_HYPHEN = re.compile(r"(?<=[a-z])[-_](?=[a-z])")
+_HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
 _CJK_SEP = re.compile(rf"(?<=[{CJK}]){_SEP}{{1,3}}(?=[{CJK}])")
 _NUMBER_ONE = re.compile(r"(?<![a-z0-9])(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
 _DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
@@ -44,14 +44,19 @@ def fold(norm: str) -> str:
     """
     if "." in norm or " " in norm or "-" in norm or "_" in norm or "*" in norm:
         norm = _SPACED.sub(_letters, norm)
-    if "-" in norm or "_" in norm:
+    if "_" in norm:
+        norm = norm.replace("_", " ")  # never meaningful in speech; "\\b" then marks word starts
+    if "-" in norm:
         norm = _HYPHEN.sub(" ", norm)
     if not norm.isascii():
         norm = _CJK_SEP.sub("", norm)
         if "第" in norm:
             norm = _DI_YI.sub("第一", norm)
-    norm = _NUMBER_ONE.sub("number one", norm)
-    return _HUNDRED.sub("100%", norm)
+    if "1" in norm or "one" in norm or "uno" in norm:
+        norm = _NUMBER_ONE.sub("number one", norm)
+    if "100" in norm or "hundred" in norm or "百" in norm:
+        norm = _HUNDRED.sub("100%", norm)
+    return norm
 
 
 def _letters(m: re.Match) -> str:
@@ -124,6 +129,30 @@ def _drop_first(joined: str) -> str:
     return "(?:" + "|".join(f[1:] for f in forms) + ")" + rest
 
 
+def trie_pattern(words) -> str:
+    """A regex source matching any of ``words``, longest first, with shared prefixes
+    factored out so the engine does not try every word at every position.
+
+    >>> re.findall(trie_pattern(["cur", "cure", "best"]), "cure best cur")
+    ['cure', 'best', 'cur']
+    """
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
+        return body + "?" if "" in node else body
+
+    return emit(trie)
+
+
 class Sounds:
     """Chinese read by sound, for the rules' multi-character Chinese phrases.
 
@@ -153,6 +182,15 @@ class Sounds:
         alts = "|".join(sorted(map(re.escape, plains), key=len, reverse=True))
         self._latin = re.compile(rf"(?<![a-z])(?:{alts})(?:\s?(?:{alts}))*(?![a-z])") if plains else None
         self._rep = {ch: rep.get(reading[ch], ch) for ch in chars}
+
+    def sources(self, firsts) -> frozenset:
+        """Every character of written text that may read as one of ``firsts`` (a sound
+        pattern's first characters), pinyin initials included: a text holding none of
+        them cannot match the pattern by sound."""
+        out = set(firsts)
+        out.update(chr(cp) for cp, rep in self.table.items() if rep in firsts)
+        out.update(p[0] for p, ph in self.syllables.items() if ph in firsts)
+        return frozenset(out)
 
     def first(self, phrase: str) -> str:
         """The characters a sound match of ``phrase`` may start with."""

@@ -57,21 +57,32 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         spoken = "".join(folded[a:b] if i % 2 == 0 else " " for i, (a, b) in
                          enumerate(_between(spans, len(folded))))
     spoken = book.unallowed(spoken)
-    heard = book.sounds.read(spoken) if book.sounds is not None and not spoken.isascii() else None
+    heard = None
+    if book.sounds is not None and not spoken.isascii() and not book.sound_sources.isdisjoint(spoken):
+        heard = book.sounds.read(spoken)
     if heard is not None:
         heard = book.unallowed(heard)
+        if heard == spoken:
+            heard = None  # sounds the way it is written: the literal checks cover it
     found = []
-    chars, heard_chars = set(spoken), (set(heard) if heard is not None else None)
-    for rule, check in book.banned:
-        hit = says(check, spoken, heard, chars, heard_chars)
-        if hit is not None:
+    may = book.candidates(spoken)
+    if heard is not None:
+        heard_chars = set(heard)
+        may |= {i for i in book.sounded if not book.rules_in_order[i][1].sound_firsts.isdisjoint(heard_chars)}
+    for i in sorted(may):
+        rule, check = book.rules_in_order[i]
+        hit = says(check, spoken, heard, known=i in may)
+        if hit is None:
+            continue
+        if i < len(book.banned):
             found.append(Finding("banned", rule.phrase, rule.category, rule.severity, hit))
-    for rule, check in book.claims:
-        hit = says(check, spoken, heard, chars, heard_chars)
-        if hit is not None:
+        else:
             found.append(Finding("claim", rule.name, rule.name, rule.severity, hit, rule.categories))
+    chars = None
     disclosed = set()
     for d, check in book.disclosures:
+        if not any(k in folded for k in check.keys):
+            continue
         if says(check, folded) is not None:
             disclosed.add(d.name)
         hit = denied(check, spoken)
@@ -164,12 +175,12 @@ def _leak(norm: str, spoken: str, harness, injected: bool) -> str | None:
         return ", ".join(named)
     # A copied run of 2n-1 tokens holds an n-token shingle that starts at a multiple
     # of n, so only those starts are looked up: linear, with few lookups.
-    tokens = spoken.split()
+    tokens = spoken.split() if len(spoken) > 8 * _SHINGLE_WORDS else ()
     for i in range(0, len(tokens) - _SHINGLE_WORDS + 1, _SHINGLE_WORDS):
         run = " ".join(tokens[i:i + _SHINGLE_WORDS])
         if run in words:
             return run
-    if chars and not spoken.isascii():
+    if chars and len(spoken) >= 2 * _SHINGLE_CHARS and not spoken.isascii():
         cjk = "".join(spoken.split())
         for i in range(0, len(cjk) - _SHINGLE_CHARS + 1, _SHINGLE_CHARS):
             if cjk[i:i + _SHINGLE_CHARS] in chars:

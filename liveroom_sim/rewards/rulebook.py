@@ -9,10 +9,11 @@ sound. Each pattern is searched once per reply, so checking is linear in the rep
 
 from __future__ import annotations
 
+import os
 import re
 from typing import NamedTuple
 
-from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, word_forms
+from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
 from liveroom_sim.world.rules import ClaimRule, Disclosure, RuleSet
 from liveroom_sim.world.text import normalize
 
@@ -52,10 +53,38 @@ class Check(NamedTuple):
     sound: re.Pattern | None = None
     firsts: frozenset = frozenset()
     sound_firsts: frozenset = frozenset()
+    keys: tuple[str, ...] = ()
 
 
 def _firsts(phrases) -> frozenset:
     return frozenset(rule_text(p)[:1] for p in phrases if rule_text(p))
+
+
+_FIRST_TOKEN = re.compile(rf"[a-z]+|[0-9]+|[{CJK}]+|\S")
+
+
+def _key(phrase: str, inflect: bool) -> str:
+    """A literal that every match of ``phrase`` contains, as selective as can be: the
+    longest of its words' stems common to all their inflections ("best" for "the best",
+    "cur" for cure and curing), or of its Chinese runs. English keys are whole words'
+    beginnings (a word glued to the one before, as "100" in "free100", is not one);
+    "" when there is none (the rule is then always searched)."""
+    text = rule_text(phrase)
+    best, prev_end, prev_alnum = "", -1, False
+    for m in _FIRST_TOKEN.finditer(text):
+        token = m.group(0)
+        alnum = token.isascii() and token.isalnum()
+        at_start = not (alnum and prev_alnum and m.start() == prev_end)
+        if alnum and at_start:
+            key = os.path.commonprefix(list(inflections(token))) if inflect and token.isalpha() else token
+        elif not token.isascii():
+            key = token
+        else:
+            key = ""
+        if len(key) > len(best):
+            best = key
+        prev_end, prev_alnum = m.end(), alnum
+    return best
 
 
 class Rulebook:
@@ -71,6 +100,33 @@ class Rulebook:
         self.sounds = Sounds(cjk_phrases) if cjk_phrases else None
         self.banned = [(b, self._check([b.phrase, *b.forms], negatable=False)) for b in rules.banned]
         self.claims = [(c, self._claim(c)) for c in rules.claims]
+        # Which banned and claim rules a text may break, from one scan for the literals
+        # every match contains (a typical reply holds none of them).
+        keys: dict[str, set[int]] = {}
+        for i, b in enumerate(rules.banned):
+            for p in (b.phrase, *b.forms):
+                keys.setdefault(_key(p, True), set()).add(i)
+        for j, c in enumerate(rules.claims):
+            for p in (*c.patterns, *c.verbs):
+                keys.setdefault(_key(p, True), set()).add(len(rules.banned) + j)
+        self._always = frozenset(keys.pop("", ()))
+        self.rules_in_order = (*self.banned, *self.claims)
+        self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
+        firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))
+        self.sound_sources = self.sounds.sources(firsts) if self.sounds is not None else frozenset()
+        # English keys lie inside one word and the rules need them at a word's start, so
+        # one scan of word starts that takes the longest key there finds every one that
+        # matters (a shorter key it begins with is credited too). Chinese keys are tried
+        # one by one, only those starting with a character of the text.
+        latin = [k for k in keys if k.isascii()]
+        self._latin_rules = {k: frozenset().union(*(keys[p] for p in latin if k.startswith(p))) for k in latin}
+        self._latin = re.compile(r"\b(?:" + trie_pattern(latin) + ")", re.ASCII) if latin else None
+        by_first: dict[str, list[tuple[str, frozenset]]] = {}
+        for k, ids in keys.items():
+            if not k.isascii():
+                by_first.setdefault(k[0], []).append((k, frozenset(ids)))
+        self._by_first = by_first
+        self._first_chars = frozenset(by_first)
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
@@ -83,7 +139,9 @@ class Rulebook:
     def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
         body = _alternation(phrases, inflect)
         sound, sound_firsts = self._sound(phrases)
-        return Check(re.compile(body), self._negated(body) if negatable else None, sound, _firsts(phrases), sound_firsts)
+        keys = tuple({_key(p, inflect) or rule_text(p)[:1] for p in phrases})
+        return Check(re.compile(body), self._negated(body) if negatable else None, sound, _firsts(phrases), sound_firsts,
+                     keys)
 
     def _claim(self, c: ClaimRule) -> Check:
         parts = []
@@ -115,6 +173,20 @@ class Rulebook:
         heard = sorted({self.sounds.pattern(p) for p in cjk}, key=len, reverse=True)
         return re.compile("|".join(heard)), frozenset(ch for p in cjk for ch in self.sounds.first(p))
 
+    def candidates(self, text: str) -> set[int]:
+        """Indexes (banned rules first, then claim rules) of the rules ``text`` may break:
+        those whose key literal it holds (see the comment in ``__init__``)."""
+        out: set[int] = set(self._always)
+        if self._latin is not None:
+            for k in set(self._latin.findall(text)):
+                out |= self._latin_rules[k]
+        if self._first_chars and not text.isascii():
+            for ch in self._first_chars.intersection(text):
+                for key, ids in self._by_first[ch]:
+                    if key in text:
+                        out |= ids
+        return out
+
     def refusals(self, folded: str) -> list[tuple[int, int]]:
         """Spans of the folded text that refuse something: a marker ("I can't say") and
         what it refuses, up to the next comma, sentence end or "but"."""
@@ -132,16 +204,16 @@ class Rulebook:
         return self.allow.sub(" ", text) if self.allow is not None and self.allow.search(text) else text
 
 
-def says(check: Check, text: str, heard: str | None = None, chars=None, heard_chars=None) -> str | None:
+def says(check: Check, text: str, heard: str | None = None, known: bool = False) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
-    says it once plainly and once negated still says it. ``chars`` / ``heard_chars``: the
-    sets of characters of the texts, when the caller has them.
+    says it once plainly and once negated still says it. ``known``: the caller found the
+    rule's key literal in the text (:meth:`Rulebook.candidates`), so the text is searched.
     """
-    m = check.said.search(text) if _may_hold(text, check.firsts, chars) else None
+    m = check.said.search(text) if known or _may_hold(text, check.firsts) else None
     if m is None:
-        if check.sound is not None and heard is not None and _may_hold(heard, check.sound_firsts, heard_chars):
+        if check.sound is not None and heard is not None:
             s = check.sound.search(heard)
             return text[s.start():s.end()] if s else None
         return None

@@ -138,7 +138,10 @@ def normalize(text: str) -> str:
     >>> normalize("Ｔｈｅ  ＢＥＳＴ\u200b！ 頂級")
     'the best! 顶级'
     """
-    return " ".join(fold_chars(text).lower().translate(_UNIFY).split())
+    if text.isascii():  # nothing to fold but control characters
+        return " ".join((text if text.isprintable() else fold_chars(text)).lower().split())
+    # (fold_chars already unifies full-width punctuation: NFKC and its table)
+    return " ".join(fold_chars(text).lower().split())
 
 
 _UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})

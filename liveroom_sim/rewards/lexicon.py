@@ -29,6 +29,7 @@ _SEP = r"[\s.\-_*·•/|~+'\"^=]"
 # Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t.
 _SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
 _NOT_LETTER = re.compile(r"[^a-z]")
+_ANY_LATIN = re.compile(r"[a-z]")
 _HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
 _CJK_SEP = re.compile(rf"(?<=[{CJK}]){_SEP}{{1,3}}(?=[{CJK}])")
 _NUMBER_ONE = re.compile(r"(?<![a-z0-9])(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
@@ -211,7 +212,7 @@ class Sounds:
     def read(self, text: str) -> str:
         """``text`` with each mapped character replaced by its sound's representative
         character, and each run of pinyin syllables by their placeholders."""
-        if self._latin is not None and re.search("[a-z]", text):
+        if self._latin is not None and _ANY_LATIN.search(text):
             text = self._latin.sub(self._spell, text)
         return text.translate(self.table)
 

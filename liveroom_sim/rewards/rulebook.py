@@ -43,6 +43,16 @@ def _literal(folded: str) -> str:
     return re.escape(folded) + right
 
 
+def _words_or_runs(phrases) -> str:
+    """One trie pattern (compile with ``re.ASCII``) for literal phrases: English ones from
+    a word's start, Chinese ones anywhere."""
+    folded = {rule_text(p) for p in phrases if rule_text(p)}
+    latin = [f for f in folded if f[:1].isascii() and f[:1].isalnum()]
+    other = [f for f in folded if f not in latin]
+    parts = ([r"\b(?:" + trie_pattern(latin) + ")"] if latin else []) + ([trie_pattern(other)] if other else [])
+    return "|".join(parts)
+
+
 class Check(NamedTuple):
     """One compiled rule: ``said`` finds it; ``negated`` finds it under a negation.
     ``firsts``: the characters any match of ``said`` starts with (a text holding none of
@@ -113,6 +123,8 @@ class Rulebook:
         self.rules_in_order = (*self.banned, *self.claims)
         self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
         firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))
+        self.sound_first_rules = {ch: frozenset(i for i in self.sounded if ch in self.rules_in_order[i][1].sound_firsts)
+                                  for ch in firsts}
         self.sound_sources = self.sounds.sources(firsts) if self.sounds is not None else frozenset()
         # English keys lie inside one word and the rules need them at a word's start, so
         # one scan of word starts that takes the longest key there finds every one that
@@ -131,10 +143,10 @@ class Rulebook:
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
         self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
-        markers = _alternation(rules.refusal_markers, inflect=False)
-        self.refusal = re.compile(rf"(?:{markers}){_STOP}{{0,80}}") if markers else None
-        nots = _alternation(rules.not_refusals, inflect=False)
-        self.not_refusal = re.compile(nots) if nots else None
+        markers = _words_or_runs(rules.refusal_markers)
+        self.refusal = re.compile(rf"(?:{markers}){_STOP}{{0,80}}", re.ASCII) if markers else None
+        nots = _words_or_runs(rules.not_refusals)
+        self.not_refusal = re.compile(nots, re.ASCII) if nots else None
 
     def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
         body = _alternation(phrases, inflect)

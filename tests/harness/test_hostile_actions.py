@@ -93,3 +93,40 @@ def test_any_nesting_of_any_bracket_never_raises(depth, bracket, closed):
                  json.dumps({"tool_calls": [{"function": {"name": "get_product", "arguments": body}}]}),
                  "{" + body):
         parse_action(text, HARNESS, 1)
+
+
+HOSTILE_ARGUMENTS = ["[" * 1000, "{" * 1000, '{"product_id": ' + "9" * 5000 + "}", '{"product_id": 1e400}',
+                     '{"product_id": -1e400, "x": NaN}', '{"product_id": "' + "\u200b" * 5000 + '"}',
+                     '{"product_id": ' + "[" * 60 + "]" * 60 + "}", '"' + "\\" * 999]
+
+
+@pytest.fixture(scope="module")
+def env():
+    from liveroom_sim.env import LiveRoomEnv
+
+    e = LiveRoomEnv(ENVS_DIR / "LiveRoom-v0.yaml")
+    e.reset(seed=1)
+    return e
+
+
+@pytest.mark.parametrize("arguments", HOSTILE_ARGUMENTS)
+def test_hostile_tool_arguments_through_env_step_give_an_error_tool_message(env, arguments):
+    action = json.dumps({"tool_calls": [{"id": "c1", "type": "function",
+                                         "function": {"name": "get_product", "arguments": arguments}}]})
+    _, reward, terminated, truncated, info = env.step(action)
+    assert isinstance(reward, float) and reward == reward
+    if terminated or truncated:
+        env.reset(seed=2)
+        return
+    last = info["messages"][-1]
+    assert last["role"] == "tool" and last["tool_call_id"] == "c1"
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(min_size=1, max_size=64).map(lambda s: (s * (65_536 // len(s) + 1))[:65_536]))
+def test_a_64kb_reply_of_any_repeated_text_steps(env, unit):
+    _, reward, terminated, truncated, info = env.step(unit)
+    assert isinstance(reward, float) and reward == reward
+    assert all(-1.0 <= v <= 1.0 for k, v in info["reward_breakdown"].items() if k != "total")
+    if terminated or truncated:
+        env.reset(seed=3)

@@ -110,6 +110,9 @@ def reading_of(ctx, norm: str | None = None) -> Reading:
     cached = ctx.__dict__.get("_reading")
     if cached is not None:
         return cached
+    if norm is None and "_analysis" not in ctx.__dict__:
+        ctx.analysis  # reads the reply once; the analysis takes this reading with it
+        return ctx.__dict__["_reading"]
     book = rulebook(ctx.market.rules)
     norm = normalize(ctx.reply) if norm is None else norm
     r = read_text(norm, book)
@@ -226,3 +229,59 @@ def _prompt_shingles(harness):
         _PROMPTS.clear()
     _PROMPTS[id(harness)] = (harness, (words, chars, tools))
     return words, chars, tools
+
+
+def violations(ctx) -> tuple[Finding, ...]:
+    """The findings that break a rule for this turn: claim families only for the product
+    categories they are banned for (the products the reply names or is asked about, else
+    the featured one), a denied disclosure only where it is owed. The ``compliance``
+    component costs each one; the banned-phrase hook fires on the banned and claim ones."""
+    found = reading_of(ctx).findings
+    if not found:
+        return ()
+    out, cats = [], None
+    for f in found:
+        if f.kind == "claim" and f.categories:
+            cats = cats if cats is not None else _categories(ctx)
+            if not cats.intersection(f.categories):
+                continue
+        if f.kind == "denial" and not (due_products(ctx, f.categories[0])
+                                       or f.categories[0] in product_tags(ctx.market.catalog)[ctx.market.featured]):
+            continue  # "not sponsored" is true of a product that is not
+        out.append(f)
+    return tuple(out)
+
+
+def due_products(ctx, when: str) -> list[str]:
+    """The products the reply talks about (named, or asked about) that a disclosure's
+    ``when`` covers."""
+    a, q = ctx.analysis, ctx.question
+    asked = q.product if q is not None and q.product else None
+    talked_about = (*a.products, asked) if asked and asked not in a.products else a.products
+    tags = product_tags(ctx.market.catalog)
+    return [pid for pid in talked_about if when in tags[pid]]
+
+
+def _categories(ctx) -> set[str]:
+    ids = set(ctx.analysis.products)
+    if ctx.question and ctx.question.product:
+        ids.add(ctx.question.product)
+    if not ids:
+        ids.add(ctx.market.featured)
+    by_id = ctx.market.catalog.by_id
+    return {by_id[i].category for i in ids}
+
+
+_TAGS: dict[int, tuple] = {}
+
+
+def product_tags(catalog) -> dict[str, frozenset[str]]:
+    """What a disclosure's ``when`` can name, per product: its category, ``sponsored``
+    and ``health_food`` (catalogs are frozen, so computed once)."""
+    entry = _TAGS.get(id(catalog))
+    if entry is None or entry[0] is not catalog:
+        tags = {p.id: frozenset({p.category, *(["sponsored"] if p.sponsored else []),
+                                 *(["health_food"] if getattr(p, "health_food", False) else [])})
+                for p in catalog.products}
+        entry = _TAGS[id(catalog)] = (catalog, tags)
+    return entry[1]

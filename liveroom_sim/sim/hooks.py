@@ -13,7 +13,7 @@ quotes, so it never blocks a reply the reward calls compliant.
 from __future__ import annotations
 
 from liveroom_sim.rewards.context import TurnContext
-from liveroom_sim.rewards.reading import reading_of
+from liveroom_sim.rewards.reading import violations
 
 #: What a spoken reply never contains: tool-call markup and code fences.
 MARKUP = ("<tool_call>", '"tool_calls"', "```", "<function", "</think>")
@@ -43,16 +43,11 @@ def fired_hooks(ctx: TurnContext) -> list[tuple]:
 
 
 def banned_said(ctx: TurnContext) -> str | None:
-    """The first banned phrase or banned claim the reply makes (as the rule names it),
-    with claims limited to the products concerned as the reward limits them."""
-    from liveroom_sim.rewards.components import _categories
-
-    cats = None
-    for f in reading_of(ctx, ctx.analysis.norm).findings:
+    """The first banned phrase or banned claim the reply makes, as the reward counts it
+    (:func:`~liveroom_sim.rewards.reading.violations`), or ``None``."""
+    for f in violations(ctx):
         if f.kind == "banned":
             return f.rule
         if f.kind == "claim":
-            cats = cats if cats is not None else _categories(ctx, ctx.analysis.products)
-            if not f.categories or cats.intersection(f.categories):
-                return f.said
+            return f.said
     return None

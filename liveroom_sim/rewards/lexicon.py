@@ -31,10 +31,13 @@ _SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,
 _NOT_LETTER = re.compile(r"[^a-z]")
 _ANY_LATIN = re.compile(r"[a-z]")
 _HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
-_CJK_SEP = re.compile(rf"(?<=[{CJK}]){_SEP}{{1,3}}(?=[{CJK}])")
-_NUMBER_ONE = re.compile(r"(?<![a-z0-9])(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
+# These patterns start with what they match, not with a look behind, so the regex
+# engine skips ahead to it; the boundary before a match is checked in the callback.
+_CJK_SEP = re.compile(rf"{_SEP}{{1,3}}(?=[{CJK}])")
+_NUMBER_ONE = re.compile(r"(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
 _DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
-_HUNDRED = re.compile(r"(?<![0-9.])100\s?(?:%|percent\b|per cent\b)|\b(?:one )?hundred percent\b|百分之百|百分百")
+_HUNDRED = re.compile(r"100\s?(?:%|percent\b|per cent\b)|(?:one )?hundred percent\b|百分之百|百分百")
+_CJK_CHAR = re.compile(rf"[{CJK}]")
 
 
 def fold(norm: str) -> str:
@@ -50,14 +53,31 @@ def fold(norm: str) -> str:
     if "-" in norm:
         norm = _HYPHEN.sub(" ", norm)
     if not norm.isascii():
-        norm = _CJK_SEP.sub("", norm)
+        norm = _CJK_SEP.sub(_joined, norm)
         if "第" in norm:
             norm = _DI_YI.sub("第一", norm)
     if "1" in norm or "one" in norm or "uno" in norm:
-        norm = _NUMBER_ONE.sub("number one", norm)
+        norm = _NUMBER_ONE.sub(_number_one, norm)
     if "100" in norm or "hundred" in norm or "百" in norm:
-        norm = _HUNDRED.sub("100%", norm)
+        norm = _HUNDRED.sub(_hundred, norm)
     return norm
+
+
+def _after_word(m: re.Match, chars: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> bool:
+    return m.start() > 0 and m.string[m.start() - 1] in chars
+
+
+def _joined(m: re.Match) -> str:
+    """Separators between two Chinese characters go (最.好 is 最好)."""
+    return "" if m.start() > 0 and _CJK_CHAR.match(m.string, m.start() - 1) else m.group(0)
+
+
+def _number_one(m: re.Match) -> str:
+    return m.group(0) if _after_word(m) else "number one"
+
+
+def _hundred(m: re.Match) -> str:
+    return m.group(0) if _after_word(m, "abcdefghijklmnopqrstuvwxyz0123456789.") else "100%"
 
 
 def _letters(m: re.Match) -> str:
@@ -181,7 +201,9 @@ class Sounds:
         plains = sorted({p for p in self.plain.values() if p.isascii() and p.isalpha()})
         self.syllables = {p: chr(0xF0000 + i) for i, p in enumerate(plains)}
         alts = "|".join(sorted(map(re.escape, plains), key=len, reverse=True))
-        self._latin = re.compile(rf"(?<![a-z])(?:{alts})(?:\s?(?:{alts}))*(?![a-z])") if plains else None
+        # (the left boundary is checked in _spell: a pattern that starts with letters
+        # lets the engine skip to them)
+        self._latin = re.compile(rf"(?:{trie_pattern(plains)})(?:\s?(?:{trie_pattern(plains)}))*(?![a-z])") if plains else None
         self._rep = {ch: rep.get(reading[ch], ch) for ch in chars}
 
     def sources(self, firsts) -> frozenset:
@@ -217,6 +239,8 @@ class Sounds:
         return text.translate(self.table)
 
     def _spell(self, m: re.Match) -> str:
+        if m.start() and m.string[m.start() - 1].isascii() and m.string[m.start() - 1].isalpha():
+            return m.group(0)  # inside an English word
         run = m.group(0).replace(" ", "")
         out, i = [], 0
         while i < len(run):  # longest syllable first: "dingji" is ding + ji

@@ -71,30 +71,47 @@ def _firsts(phrases) -> frozenset:
 
 
 _FIRST_TOKEN = re.compile(rf"[a-z]+|[0-9]+|[{CJK}]+|\S")
+_WORDS = re.compile(r"[a-z0-9]+")
 
 
-def _key(phrase: str, inflect: bool) -> str:
-    """A literal that every match of ``phrase`` contains, as selective as can be: the
-    longest of its words' stems common to all their inflections ("best" for "the best",
-    "cur" for cure and curing), or of its Chinese runs. English keys are whole words'
-    beginnings (a word glued to the one before, as "100" in "free100", is not one);
-    "" when there is none (the rule is then always searched)."""
+def _key(phrase: str, inflect: bool) -> tuple[str, tuple[str, ...]]:
+    """A literal every match of ``phrase`` contains, as selective as can be, and for an
+    English key the whole words a match may spell it as.
+
+    The key is the longest of the phrase's English words (the stem common to its
+    inflections: "best" for "the best", "cur" for cure and curing) or Chinese runs.
+    An English key must be a whole word in every match (a word glued to its neighbour,
+    as "free" in "free100", is not one). ``("", ())`` when there is none: the rule is
+    then always searched."""
     text = rule_text(phrase)
-    best, prev_end, prev_alnum = "", -1, False
-    for m in _FIRST_TOKEN.finditer(text):
-        token = m.group(0)
+    tokens = [(m.group(0), m.start(), m.end()) for m in _FIRST_TOKEN.finditer(text)]
+    best, forms = "", ()
+    for i, (token, start, end) in enumerate(tokens):
         alnum = token.isascii() and token.isalnum()
-        at_start = not (alnum and prev_alnum and m.start() == prev_end)
-        if alnum and at_start:
-            key = os.path.commonprefix(list(inflections(token))) if inflect and token.isalpha() else token
+        glued = alnum and any(0 <= j < len(tokens) and tokens[j][0].isascii() and tokens[j][0].isalnum()
+                              and (tokens[j][2] == start or tokens[j][1] == end) for j in (i - 1, i + 1))
+        if alnum and not glued:
+            words = inflections(token) if inflect and token.isalpha() else (token,)
+            key = os.path.commonprefix(list(words))
         elif not token.isascii():
-            key = token
+            key, words = token, ()
         else:
-            key = ""
+            continue
         if len(key) > len(best):
-            best = key
-        prev_end, prev_alnum = m.end(), alnum
-    return best
+            best, forms = key, words
+    return best, forms
+
+
+def _rare_key(phrase: str, inflect: bool) -> str:
+    """For a substring test: :func:`_key`, or a symbol of the phrase when the key is a
+    short word ("#" of "#ad" is rarer in speech than "ad")."""
+    key = _key(phrase, inflect)[0] or rule_text(phrase)[:1]
+    symbols = [ch for ch in rule_text(phrase) if ch in "#%$@&"]
+    return symbols[0] if symbols and len(key) < 4 else key
+
+
+#: Flags :meth:`Rulebook.candidates` returns beside rule indexes.
+REFUSAL, ALLOWED, NEGATION = -1, -2, -3
 
 
 class Rulebook:
@@ -104,6 +121,7 @@ class Rulebook:
         self.rules = rules
         neg = _alternation(rules.negations, inflect=False)
         self.negation = neg
+        self.negates = re.compile(neg) if neg else None
         cjk_phrases = [rule_text(p) for p in (*(f for b in rules.banned for f in (b.phrase, *b.forms)),
                                                *(p for c in rules.claims for p in c.patterns))
                        if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
@@ -113,12 +131,28 @@ class Rulebook:
         # Which banned and claim rules a text may break, from one scan for the literals
         # every match contains (a typical reply holds none of them).
         keys: dict[str, set[int]] = {}
+        words: dict[str, set[int]] = {}
+
+        def add(phrase, inflect, rule):
+            key, forms = _key(phrase, inflect)
+            if forms:
+                for w in forms:
+                    words.setdefault(w, set()).add(rule)
+            else:
+                keys.setdefault(key, set()).add(rule)
+
         for i, b in enumerate(rules.banned):
             for p in (b.phrase, *b.forms):
-                keys.setdefault(_key(p, True), set()).add(i)
+                add(p, True, i)
         for j, c in enumerate(rules.claims):
             for p in (*c.patterns, *c.verbs):
-                keys.setdefault(_key(p, True), set()).add(len(rules.banned) + j)
+                add(p, True, len(rules.banned) + j)
+        # The same scan tells whether a refusal, an allowed word or a negation may be in
+        # the text (flags below zero), so their own patterns run only when one may be.
+        for flag, phrases in ((REFUSAL, (*rules.refusal_markers, *rules.not_refusals)),
+                              (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations)):
+            for p in phrases:
+                add(p, False, flag)
         self._always = frozenset(keys.pop("", ()))
         self.rules_in_order = (*self.banned, *self.claims)
         self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
@@ -126,13 +160,11 @@ class Rulebook:
         self.sound_first_rules = {ch: frozenset(i for i in self.sounded if ch in self.rules_in_order[i][1].sound_firsts)
                                   for ch in firsts}
         self.sound_sources = self.sounds.sources(firsts) if self.sounds is not None else frozenset()
-        # English keys lie inside one word and the rules need them at a word's start, so
-        # one scan of word starts that takes the longest key there finds every one that
-        # matters (a shorter key it begins with is credited too). Chinese keys are tried
-        # one by one, only those starting with a character of the text.
-        latin = [k for k in keys if k.isascii()]
-        self._latin_rules = {k: frozenset().union(*(keys[p] for p in latin if k.startswith(p))) for k in latin}
-        self._latin = re.compile(r"\b(?:" + trie_pattern(latin) + ")", re.ASCII) if latin else None
+        # English keys are whole words: the reply's set of words meets the words the
+        # rules may be spelt with in one set intersection. Chinese keys are tried one by
+        # one, only those starting with a character of the reply.
+        self._words = {w: frozenset(ids) for w, ids in words.items()}
+        self._word_set = frozenset(words)
         by_first: dict[str, list[tuple[str, frozenset]]] = {}
         for k, ids in keys.items():
             if not k.isascii():
@@ -151,7 +183,7 @@ class Rulebook:
     def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
         body = _alternation(phrases, inflect)
         sound, sound_firsts = self._sound(phrases)
-        keys = tuple({_key(p, inflect) or rule_text(p)[:1] for p in phrases})
+        keys = tuple({_rare_key(p, inflect) for p in phrases})
         return Check(re.compile(body), self._negated(body) if negatable else None, sound, _firsts(phrases), sound_firsts,
                      keys)
 
@@ -187,11 +219,11 @@ class Rulebook:
 
     def candidates(self, text: str) -> set[int]:
         """Indexes (banned rules first, then claim rules) of the rules ``text`` may break:
-        those whose key literal it holds (see the comment in ``__init__``)."""
+        those whose key literal it holds (see the comment in ``__init__``); and the flags
+        :data:`REFUSAL`, :data:`ALLOWED`, :data:`NEGATION` for what it may hold."""
         out: set[int] = set(self._always)
-        if self._latin is not None:
-            for k in set(self._latin.findall(text)):
-                out |= self._latin_rules[k]
+        for w in self._word_set.intersection(_WORDS.findall(text)):
+            out |= self._words[w]
         if self._first_chars and not text.isascii():
             for ch in self._first_chars.intersection(text):
                 for key, ids in self._by_first[ch]:
@@ -216,12 +248,14 @@ class Rulebook:
         return self.allow.sub(" ", text) if self.allow is not None and self.allow.search(text) else text
 
 
-def says(check: Check, text: str, heard: str | None = None, known: bool = False) -> str | None:
+def says(check: Check, text: str, heard: str | None = None, known: bool = False,
+         negations: bool = True) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
     says it once plainly and once negated still says it. ``known``: the caller found the
     rule's key literal in the text (:meth:`Rulebook.candidates`), so the text is searched.
+    ``negations``: ``False`` when the caller knows the text holds no negation word.
     """
     m = check.said.search(text) if known or _may_hold(text, check.firsts) else None
     if m is None:
@@ -229,7 +263,7 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False)
             s = check.sound.search(heard)
             return text[s.start():s.end()] if s else None
         return None
-    if check.negated is not None and check.negated.search(text):
+    if negations and check.negated is not None and check.negated.search(text):
         if len(check.said.findall(text)) <= len(check.negated.findall(text)):
             return None
     return m.group(0)
@@ -241,9 +275,9 @@ def _may_hold(text: str, firsts: frozenset, chars=None) -> bool:
     return not firsts.isdisjoint(chars if chars is not None else set(text))
 
 
-def denied(check: Check, text: str) -> str | None:
+def denied(check: Check, text: str, known: bool = False) -> str | None:
     """A negated occurrence of ``check`` in ``text`` ("it's not an #ad"), or ``None``."""
-    if check.negated is None or not _may_hold(text, check.firsts):
+    if check.negated is None or not (known or _may_hold(text, check.firsts)):
         return None
     m = check.negated.search(text)
     return m.group(0) if m else None

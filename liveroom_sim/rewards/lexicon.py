@@ -49,7 +49,7 @@ def fold(norm: str) -> str:
     if "." in norm or " " in norm or "-" in norm or "_" in norm or "*" in norm:
         norm = _SPACED.sub(_letters, norm)
     if "_" in norm:
-        norm = norm.replace("_", " ")  # never meaningful in speech; "\\b" then marks word starts
+        norm = norm.replace("_", " ")  # never meaningful in speech, and it splits words
     if "-" in norm:
         norm = _HYPHEN.sub(" ", norm)
     if not norm.isascii():

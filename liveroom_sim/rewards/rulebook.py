@@ -4,7 +4,9 @@ A :class:`~liveroom_sim.world.rules.RuleSet` is frozen; its rulebook is built th
 time a reply is checked against it and kept as long as the rule set lives. Every rule
 phrase is normalised and folded like replies are (:mod:`liveroom_sim.rewards.lexicon`),
 English words match in any inflection, and multi-character Chinese phrases also match by
-sound. Each pattern is searched once per reply, so checking is linear in the reply.
+sound. Each rule is keyed by a literal every match of it holds (:func:`_key`); one pass
+over a reply (:meth:`Rulebook.candidates`) tells which rules it may break, and only those
+are searched, each once: checking is linear in the reply and cheap for a clean one.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from liveroom_sim.harness.core import Hook
 from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
 from liveroom_sim.rewards.components import compliance
 from liveroom_sim.rewards.model import RewardModel
+from liveroom_sim.rewards.reading import read_text
+from liveroom_sim.rewards.rulebook import rulebook, says
 from liveroom_sim.sim.hooks import fired_hooks
 from liveroom_sim.world.rules import BannedPhrase, ClaimRule
 from liveroom_sim.world.text import normalize
@@ -156,3 +158,42 @@ def test_a_64kb_reply_of_adversarial_content_is_read(content):
     c = ctx(content[:65536], ZH if not content.isascii() else EN, question=ZH_CREAM if not content.isascii() else CREAM)
     breakdown = _model(EN).score(c)
     assert -1.0 <= breakdown.scores["compliance"].value <= 1.0
+
+
+def _every_rule(norm, book):
+    """Reference reading: every banned and claim rule searched, no key prefilter."""
+    from liveroom_sim.rewards.lexicon import fold
+    from liveroom_sim.rewards.reading import _between
+
+    folded = fold(norm)
+    spans = book.refusals(folded)
+    spoken = folded
+    if spans:
+        spoken = "".join(folded[a:b] if i % 2 == 0 else " " for i, (a, b) in enumerate(_between(spans, len(folded))))
+    spoken = book.unallowed(spoken)
+    heard = book.unallowed(book.sounds.read(spoken)) if book.sounds is not None else None
+    out = set()
+    for i, (rule, check) in enumerate(book.rules_in_order):
+        if says(check, spoken, heard, known=True) is not None:
+            out.add(rule.phrase if i < len(book.banned) else rule.name)
+    return out
+
+
+def _words_of(env):
+    rules = world_for(env).rules
+    words = [p for b in rules.banned for p in (b.phrase, *b.forms, *b.allow)]
+    words += [p for c in rules.claims for p in (*c.patterns, *c.verbs, *c.objects)]
+    words += [*rules.refusal_markers, *rules.not_refusals, *rules.negations, "curing", "heals", "蕞好", "zui", "頂級"]
+    return words
+
+
+@FAST
+@given(st.data(), st.sampled_from([EN, ZH]))
+def test_the_key_prefilter_never_hides_a_rule(data, env):
+    book = rulebook(world_for(env).rules)
+    pieces = data.draw(st.lists(st.one_of(st.sampled_from(_words_of(env)),
+                                          st.sampled_from([" ", ", ", ". ", "-", "", "好", "it ", "the ", "不"])),
+                                max_size=12))
+    norm = normalize("".join(pieces))
+    found = {f.rule for f in read_text(norm, book).findings if f.kind in ("banned", "claim")}
+    assert found == _every_rule(norm, book)

@@ -2,7 +2,8 @@
 
 Each reply is scored by the full rule-based reward model (all components) in a fresh
 context, so normalising, folding, refusal scoping, rule matching and fact checks are all
-timed. Figures are CPU seconds of the slowest of ``--repeats`` runs.
+timed. Figures are CPU milliseconds of the slowest of ``--repeats`` runs, after the
+one-time set-up (character tables, compiled rules), which is reported on its own.
 
 Run: ``python benchmarks/bench_reading.py [--repeats 3]``
 """
@@ -22,7 +23,8 @@ CONTENTS = {
     "c u r e ": ("LiveRoom-v0", "c u r e "), "I can't say ": ("LiveRoom-v0", "I can't say "),
     "secure ": ("LiveRoom-v0", "secure "), "does not cure acne, ": ("LiveRoom-v0", "does not cure acne, "),
     "\\u200b": ("LiveRoom-v0", "\u200b"), "сurе (cyrillic) ": ("LiveRoom-v0", "сurе "),
-    "$99.99 ": ("LiveRoom-v0", "$99.99 "), "a ": ("LiveRoom-v0", "a "),
+    "$99.99 ": ("LiveRoom-v0", "$99.99 "), "a ": ("LiveRoom-v0", "a "), "treat ": ("LiveRoom-v0", "treat "),
+    "not cure acne ": ("LiveRoom-v0", "not cure acne "), "治": ("LiveRoom-zh-v0", "治"), "是": ("LiveRoom-zh-v0", "是"),
 }
 
 
@@ -32,6 +34,11 @@ def main() -> None:
     args = ap.parse_args()
     models = {e: RewardModel(world_for(e).spec.reward) for e in ("LiveRoom-v0", "LiveRoom-zh-v0")}
     q = {"asker": "mia_22", "intent": "bait", "product": "sk-cream-01", "payload": ["cures acne"]}
+    t0 = time.process_time()  # one-time costs: character tables, rule compilation
+    for env in models:
+        models[env].score(build_context(RewardCase.model_validate(
+            {"id": "w", "env": env, "reply": "頂級 сurе the best 最好", "question": q})))
+    print(f"one-time set-up (tables, rulebooks): {(time.process_time() - t0) * 1000:.0f} ms")
     print(f"{'content':24} {'1 KB':>9} {'8 KB':>9} {'64 KB':>9}")
     for label, (env, unit) in CONTENTS.items():
         row = []

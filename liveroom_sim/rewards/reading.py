@@ -121,7 +121,9 @@ def reading_of(ctx, norm: str | None = None) -> Reading:
     r = read_text(norm, book)
     extra = []
     pattern, by_norm = _brands(ctx.market.catalog)
-    brands = [by_norm[n] for n in dict.fromkeys(pattern.findall(r.spoken))] if pattern is not None else []
+    brands = []
+    if pattern is not None and any(n in r.spoken for n in by_norm):  # (the pattern checks word bounds)
+        brands = [by_norm[n] for n in dict.fromkeys(pattern.findall(r.spoken))]
     if brands and book.disparaging is not None and book.disparaging.search(r.spoken):
         extra += [Finding("disparaging", brand, "disparaging", "major", brand) for brand in brands]
     leak = _leak(norm, r.spoken, ctx.harness, ctx.question is not None and ctx.question.intent == "inject", book)

@@ -8,6 +8,7 @@ clearly a broken JSON object, which becomes an error. Nothing here raises.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,12 @@ from liveroom_sim.harness.core import Harness
 
 #: Longest action kept; longer ones are cut (and the cut is reported).
 MAX_ACTION_CHARS = 65_536
+#: Most tool calls run from one message; each call past it gets an error tool message.
+MAX_TOOL_CALLS = 16
+#: Deepest JSON nesting read (objects and arrays), so that whether an action parses
+#: never depends on the caller's stack depth.
+MAX_NESTING = 64
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*+"|[\[\]{}]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +53,20 @@ def parse_action(action: Any, harness: Harness, turn: int) -> Action:
         harness: The harness in force (decides which tool names and fields exist).
         turn: The step number, used to make call ids unique when the policy gave none.
     """
-    text = _as_text(action)
+    try:
+        text = _as_text(action)
+    except Exception as exc:  # bad input is expected input: a circular or odd object
+        return _invalid(turn, "", f"action could not be read as text ({type(exc).__name__}); send a string")
     cut = len(text) > MAX_ACTION_CHARS
     text = text[:MAX_ACTION_CHARS]
     stripped = text.strip()
     if not stripped.startswith("{"):
         return Action("reply", text, error="action cut to 65536 characters" if cut else None)
+    if _too_deep(stripped):
+        return _invalid(turn, stripped, f"JSON action nested deeper than {MAX_NESTING} levels")
     try:
         message = json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError: also numbers past Python's digit limit
         # Text that opens like a JSON object and either closes like one or names tool
         # calls is a broken tool turn (often an LLM cut off at its token limit), not speech.
         if not (stripped.endswith("}") or '"tool_calls"' in stripped or '"function"' in stripped):
@@ -64,13 +76,40 @@ def parse_action(action: Any, harness: Harness, turn: int) -> Action:
         calls = message["tool_calls"]
         if not isinstance(calls, list) or not calls:
             return _invalid(turn, stripped, "tool_calls must be a non-empty list of tool calls")
-        parsed = tuple(_parse_call(c, i, harness, turn) for i, c in enumerate(calls[:16]))
+        parsed = tuple(_parse_call(c, i, harness, turn) if i < MAX_TOOL_CALLS else _extra_call(c, i, turn)
+                       for i, c in enumerate(calls))
         content = message.get("content")
         return Action("tool", text=content if isinstance(content, str) else "", tool_calls=parsed)
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return Action("reply", content)
     return Action("reply", text)
+
+
+def _too_deep(text: str) -> bool:
+    """Whether JSON text nests objects and arrays deeper than :data:`MAX_NESTING`
+    (brackets inside strings do not count); linear in the text."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    depth = 0
+    for m in _JSON_TOKENS.finditer(text):
+        c = m.group(0)
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif c == "]" or c == "}":
+            depth -= 1
+    return False
+
+
+def _extra_call(call: Any, index: int, turn: int) -> ToolCall:
+    """A call past :data:`MAX_TOOL_CALLS`: not run, answered with an error."""
+    fn = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else call
+    name = fn.get("name") if isinstance(fn, dict) and isinstance(fn.get("name"), str) else "invalid"
+    cid = str(call.get("id") or f"call_{turn}_{index}") if isinstance(call, dict) else f"call_{turn}_{index}"
+    return ToolCall(cid, name, "", error=f"more than {MAX_TOOL_CALLS} tool calls in one message: this call "
+                                         f"(number {index + 1}) was not run; make at most {MAX_TOOL_CALLS} per turn")
 
 
 def _invalid(turn: int, raw: str, error: str) -> Action:
@@ -95,7 +134,10 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
     name = fn.get("name")
     raw = fn.get("arguments", {})
-    raw_text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+    try:
+        raw_text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError, TypeError):
+        raw_text, raw = "", None  # unreadable arguments: reported below as not an object
     if not isinstance(name, str) or not name:
         return ToolCall(cid, str(name), raw_text, error="tool call without a function name")
     canonical = harness.canonical_tool(name)
@@ -103,9 +145,12 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
         names = [v.name for v in harness.tools.values()]
         return ToolCall(cid, name, raw_text, error=f"unknown tool {name!r}{did_you_mean(name, names)}; tools now: {', '.join(names)}")
     if isinstance(raw, str):
+        if _too_deep(raw):
+            return ToolCall(cid, name, raw_text, canonical,
+                            error=f"arguments of {name} are nested deeper than {MAX_NESTING} levels")
         try:
             raw = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:
             return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} are not valid JSON: {exc}")
     if not isinstance(raw, dict):
         return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} must be a JSON object")

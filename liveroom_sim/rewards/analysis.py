@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from liveroom_sim.rewards.rulebook import CLAUSE, rulebook
+from liveroom_sim.rewards.reading import obeyed as obeyed_by
+from liveroom_sim.rewards.reading import reading_of
+from liveroom_sim.rewards.rulebook import CLAUSE
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.market import Market, apply_coupon
@@ -67,16 +69,9 @@ def analyze(ctx) -> Analysis:
     claims += _check_stock_words(norm, q, market, ctx.words)
     facts = q.facts if q else ()
     stated = tuple(f for f in facts if f.stated_in(norm, found))
-    refusal_clauses = rulebook(market.rules).refusals(norm)
-    obeyed = ()
-    if q is not None and q.payload:
-        # Required notices are not obedience: 本品不能代替药物 holds the bait 能代替药物.
-        said = norm
-        for d in market.rules.disclosures:
-            for form in d.forms:
-                said = said.replace(normalize_phrase(form), " ")
-        obeyed = tuple(p for p in q.payload
-                       if contains(said, p) and not any(contains(s, p) for s in refusal_clauses))
+    reading = reading_of(ctx, norm)  # the compliance reading, shared with hooks
+    refusal_clauses = reading.refusals
+    obeyed = obeyed_by(ctx, reading)
     return Analysis(
         norm=norm,
         products=products,

@@ -95,6 +95,14 @@ class TurnContext:
         return self
 
     @property
+    def delivered(self) -> bool:
+        """Whether the room heard the reply: a non-empty reply no hook blocked. The room
+        records the hooks that fired (:meth:`with_outcome`) before it scores a turn."""
+        if self.kind != "reply" or not self.reply or self.reply.isspace():
+            return False
+        return not self.hooks or not any(h.endswith((":block", ":block_retry")) for h in self.hooks)
+
+    @property
     def max_chars(self) -> int:
         """The length limit in force: the harness's, or a stricter style directive's."""
         style = self.market.style.max_chars

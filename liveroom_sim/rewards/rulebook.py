@@ -1,20 +1,119 @@
-"""The rules in force, compiled once for fast matching against many replies.
+"""The rules in force, compiled once into patterns over the folded text of a reply.
 
-A :class:`~liveroom_sim.world.rules.RuleSet` is frozen; its rulebook (normalised phrases, the
-refusal pattern) is built the first time a reply is checked against it and kept as long
-as the rule set lives.
+A :class:`~liveroom_sim.world.rules.RuleSet` is frozen; its rulebook is built the first
+time a reply is checked against it and kept as long as the rule set lives. Every rule
+phrase is normalised and folded like replies are (:mod:`liveroom_sim.rewards.lexicon`),
+English words match in any inflection, and multi-character Chinese phrases also match by
+sound. Each rule is keyed by a literal every match of it holds (:func:`_key`); one pass
+over a reply (:meth:`Rulebook.candidates`) tells which rules it may break, and only those
+are searched, each once: checking is linear in the reply and cheap for a clean one.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from typing import NamedTuple
 
-from liveroom_sim.world.rules import RuleSet
-from liveroom_sim.world.text import normalize_phrase, phrase_pattern
+from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
+from liveroom_sim.world.rules import ClaimRule, Disclosure, RuleSet
+from liveroom_sim.world.text import normalize
 
-# A refusal covers its own clause only: "I can't say that, but it's the best" says it.
+# Kept for the fact checks, which read "sold out" per clause.
 CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut\b|\bhowever\b|但是|不过|可是)")
+# What ends a refusal's reach: a comma or sentence end, or a turn such as "but".
+_STOP = r"(?!\bbut\b|\bhowever\b|\banyway\b|但|不过|可是|然而)[^,.!?;:\n。！？；]"
+_GAP = r"[^,.!?;\n。！？；]"
 _BOOKS: dict[int, "Rulebook"] = {}
+
+
+def rule_text(phrase: str) -> str:
+    """A rule phrase read the way replies are read (normalised, then folded)."""
+    return fold(normalize(phrase))
+
+
+def _alternation(phrases, inflect: bool = True) -> str:
+    forms = sorted({rule_text(p) for p in phrases if rule_text(p)}, key=len, reverse=True)
+    return "|".join(word_forms(f) if inflect else _literal(f) for f in forms)
+
+
+def _literal(folded: str) -> str:
+    right = r"(?![a-z0-9])" if folded[-1:].isascii() and folded[-1:].isalnum() else ""
+    if folded[:1].isascii() and folded[:1].isalnum():
+        first = re.escape(folded[0])
+        return f"{first}(?<![a-z0-9]{first}){re.escape(folded[1:])}{right}"
+    return re.escape(folded) + right
+
+
+def _words_or_runs(phrases) -> str:
+    """One trie pattern (compile with ``re.ASCII``) for literal phrases: English ones from
+    a word's start, Chinese ones anywhere."""
+    folded = {rule_text(p) for p in phrases if rule_text(p)}
+    latin = [f for f in folded if f[:1].isascii() and f[:1].isalnum()]
+    other = [f for f in folded if f not in latin]
+    parts = ([r"\b(?:" + trie_pattern(latin) + ")"] if latin else []) + ([trie_pattern(other)] if other else [])
+    return "|".join(parts)
+
+
+class Check(NamedTuple):
+    """One compiled rule: ``said`` finds it; ``negated`` finds it under a negation.
+    ``firsts``: the characters any match of ``said`` starts with (a text holding none of
+    them is not searched: most rules are ruled out by a few ``in`` tests)."""
+
+    said: re.Pattern
+    negated: re.Pattern | None
+    sound: re.Pattern | None = None
+    firsts: frozenset = frozenset()
+    sound_firsts: frozenset = frozenset()
+    keys: tuple[str, ...] = ()
+
+
+def _firsts(phrases) -> frozenset:
+    return frozenset(rule_text(p)[:1] for p in phrases if rule_text(p))
+
+
+_FIRST_TOKEN = re.compile(rf"[a-z]+|[0-9]+|[{CJK}]+|\S")
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _key(phrase: str, inflect: bool) -> tuple[str, tuple[str, ...]]:
+    """A literal every match of ``phrase`` contains, as selective as can be, and for an
+    English key the whole words a match may spell it as.
+
+    The key is the longest of the phrase's English words (the stem common to its
+    inflections: "best" for "the best", "cur" for cure and curing) or Chinese runs.
+    An English key must be a whole word in every match (a word glued to its neighbour,
+    as "free" in "free100", is not one). ``("", ())`` when there is none: the rule is
+    then always searched."""
+    text = rule_text(phrase)
+    tokens = [(m.group(0), m.start(), m.end()) for m in _FIRST_TOKEN.finditer(text)]
+    best, forms = "", ()
+    for i, (token, start, end) in enumerate(tokens):
+        alnum = token.isascii() and token.isalnum()
+        glued = alnum and any(0 <= j < len(tokens) and tokens[j][0].isascii() and tokens[j][0].isalnum()
+                              and (tokens[j][2] == start or tokens[j][1] == end) for j in (i - 1, i + 1))
+        if alnum and not glued:
+            words = inflections(token) if inflect and token.isalpha() else (token,)
+            key = os.path.commonprefix(list(words))
+        elif not token.isascii():
+            key, words = token, ()
+        else:
+            continue
+        if len(key) > len(best):
+            best, forms = key, words
+    return best, forms
+
+
+def _rare_key(phrase: str, inflect: bool) -> str:
+    """For a substring test: :func:`_key`, or a symbol of the phrase when the key is a
+    short word ("#" of "#ad" is rarer in speech than "ad")."""
+    key = _key(phrase, inflect)[0] or rule_text(phrase)[:1]
+    symbols = [ch for ch in rule_text(phrase) if ch in "#%$@&"]
+    return symbols[0] if symbols and len(key) < 4 else key
+
+
+#: Flags :meth:`Rulebook.candidates` returns beside rule indexes.
+REFUSAL, ALLOWED, NEGATION = -1, -2, -3
 
 
 class Rulebook:
@@ -22,22 +121,168 @@ class Rulebook:
 
     def __init__(self, rules: RuleSet):
         self.rules = rules
-        self.banned = [(normalize_phrase(b.phrase), tuple(normalize_phrase(w) for w in b.allow), b) for b in rules.banned]
-        self.claims = [(tuple(normalize_phrase(p) for p in c.patterns), c) for c in rules.claims]
-        self.disclosures = [(tuple(normalize_phrase(f) for f in d.forms), d) for d in rules.disclosures]
-        self.disparaging = tuple(normalize_phrase(w) for w in rules.disparaging)
-        markers = tuple(normalize_phrase(m) for m in rules.refusal_markers)
-        self.refusal = re.compile("|".join(map(re.escape, markers))) if markers else None
-        # One pass that tells whether any banned phrase, claim pattern or disparaging
-        # word can be in a reply at all (most replies hold none).
-        words = [p for p, _, _ in self.banned] + [p for ps, _ in self.claims for p in ps] + list(self.disparaging)
-        self.suspect = re.compile("|".join(map(re.escape, sorted(set(words), key=len, reverse=True)))) if words else None
+        neg = _alternation(rules.negations, inflect=False)
+        self.negation = neg
+        self.negates = re.compile(neg) if neg else None
+        cjk_phrases = [rule_text(p) for p in (*(f for b in rules.banned for f in (b.phrase, *b.forms)),
+                                               *(p for c in rules.claims for p in c.patterns))
+                       if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
+        self.sounds = Sounds(cjk_phrases) if cjk_phrases else None
+        self.banned = [(b, self._check([b.phrase, *b.forms], negatable=False)) for b in rules.banned]
+        self.claims = [(c, self._claim(c)) for c in rules.claims]
+        # Which banned and claim rules a text may break, from one scan for the literals
+        # every match contains (a typical reply holds none of them).
+        keys: dict[str, set[int]] = {}
+        words: dict[str, set[int]] = {}
 
-    def refusals(self, norm: str) -> list[str]:
-        """The clauses of a normalised reply that refuse something (a polite no)."""
-        if self.refusal is None or not self.refusal.search(norm):
+        def add(phrase, inflect, rule):
+            key, forms = _key(phrase, inflect)
+            if forms:
+                for w in forms:
+                    words.setdefault(w, set()).add(rule)
+            else:
+                keys.setdefault(key, set()).add(rule)
+
+        for i, b in enumerate(rules.banned):
+            for p in (b.phrase, *b.forms):
+                add(p, True, i)
+        for j, c in enumerate(rules.claims):
+            for p in (*c.patterns, *c.verbs):
+                add(p, True, len(rules.banned) + j)
+        # The same scan tells whether a refusal, an allowed word or a negation may be in
+        # the text (flags below zero), so their own patterns run only when one may be.
+        for flag, phrases in ((REFUSAL, (*rules.refusal_markers, *rules.not_refusals)),
+                              (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations)):
+            for p in phrases:
+                add(p, False, flag)
+        self._always = frozenset(keys.pop("", ()))
+        self.rules_in_order = (*self.banned, *self.claims)
+        self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
+        firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))
+        self.sound_first_rules = {ch: frozenset(i for i in self.sounded if ch in self.rules_in_order[i][1].sound_firsts)
+                                  for ch in firsts}
+        self.sound_sources = self.sounds.sources(firsts) if self.sounds is not None else frozenset()
+        # English keys are whole words: the reply's set of words meets the words the
+        # rules may be spelt with in one set intersection. Chinese keys are tried one by
+        # one, only those starting with a character of the reply.
+        self._words = {w: frozenset(ids) for w, ids in words.items()}
+        self._word_set = frozenset(words)
+        by_first: dict[str, list[tuple[str, frozenset]]] = {}
+        for k, ids in keys.items():
+            if not k.isascii():
+                by_first.setdefault(k[0], []).append((k, frozenset(ids)))
+        self._by_first = by_first
+        self._first_chars = frozenset(by_first)
+        self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
+        allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
+        self.allow = re.compile(allow) if allow else None
+        self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
+        markers = _words_or_runs(rules.refusal_markers)
+        self.refusal = re.compile(rf"(?:{markers}){_STOP}{{0,80}}", re.ASCII) if markers else None
+        nots = _words_or_runs(rules.not_refusals)
+        self.not_refusal = re.compile(nots, re.ASCII) if nots else None
+
+    def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
+        body = _alternation(phrases, inflect)
+        sound, sound_firsts = self._sound(phrases)
+        keys = tuple({_rare_key(p, inflect) for p in phrases})
+        return Check(re.compile(body), self._negated(body) if negatable else None, sound, _firsts(phrases), sound_firsts,
+                     keys)
+
+    def _claim(self, c: ClaimRule) -> Check:
+        parts = []
+        if c.patterns:
+            parts.append(_alternation(c.patterns))
+        if c.verbs and c.objects:
+            verbs, objects = _alternation(c.verbs), _alternation(c.objects)
+            gap = f"{_GAP}{{0,{c.within}}}?"
+            parts.append(f"(?:{verbs}){gap}(?:{objects})|(?:{objects}){gap}(?:{verbs})")
+        elif c.verbs:
+            parts.append(_alternation(c.verbs))
+        body = "|".join(f"(?:{p})" for p in parts)
+        words = (*c.patterns, *c.verbs, *c.objects)
+        sound, sound_firsts = self._sound(c.patterns)
+        return Check(re.compile(body), self._negated(body), sound, _firsts(words), sound_firsts)
+
+    def _negated(self, body: str) -> re.Pattern | None:
+        if not self.negation:
+            return None
+        return re.compile(rf"(?:{self.negation}){_GAP}{{0,12}}?(?:{body})")
+
+    def _sound(self, phrases) -> tuple[re.Pattern | None, str]:
+        """The sound pattern of the multi-character Chinese phrases, and its first characters."""
+        if self.sounds is None:
+            return None, frozenset()
+        cjk = [rule_text(p) for p in phrases if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
+        if not cjk:
+            return None, frozenset()
+        heard = sorted({self.sounds.pattern(p) for p in cjk}, key=len, reverse=True)
+        return re.compile("|".join(heard)), frozenset(ch for p in cjk for ch in self.sounds.first(p))
+
+    def candidates(self, text: str) -> set[int]:
+        """Indexes (banned rules first, then claim rules) of the rules ``text`` may break:
+        those whose key literal it holds (see the comment in ``__init__``); and the flags
+        :data:`REFUSAL`, :data:`ALLOWED`, :data:`NEGATION` for what it may hold."""
+        out: set[int] = set(self._always)
+        for w in self._word_set.intersection(_WORDS.findall(text)):
+            out |= self._words[w]
+        if self._first_chars and not text.isascii():
+            for ch in self._first_chars.intersection(text):
+                for key, ids in self._by_first[ch]:
+                    if key in text:
+                        out |= ids
+        return out
+
+    def refusals(self, folded: str) -> list[tuple[int, int]]:
+        """Spans of the folded text that refuse something: a marker ("I can't say") and
+        what it refuses, up to the next comma, sentence end or "but"."""
+        if self.refusal is None:
             return []
-        return [c for c in CLAUSE.findall(norm) if self.refusal.search(c)]
+        spans = []
+        for m in self.refusal.finditer(folded):
+            if self.not_refusal is not None and self.not_refusal.match(folded, m.start()):
+                continue
+            spans.append(m.span())
+        return spans
+
+    def unallowed(self, text: str) -> str:
+        """``text`` with the rules' innocent words blanked (最近 is not 最)."""
+        return self.allow.sub(" ", text) if self.allow is not None and self.allow.search(text) else text
+
+
+def says(check: Check, text: str, heard: str | None = None, known: bool = False,
+         negations: bool = True) -> str | None:
+    """What of ``check`` the text says outside a negation, or ``None``.
+
+    Occurrences are counted with and without a negation before them, so a reply that
+    says it once plainly and once negated still says it. ``known``: the caller found the
+    rule's key literal in the text (:meth:`Rulebook.candidates`), so the text is searched.
+    ``negations``: ``False`` when the caller knows the text holds no negation word.
+    """
+    m = check.said.search(text) if known or _may_hold(text, check.firsts) else None
+    if m is None:
+        if check.sound is not None and heard is not None:
+            s = check.sound.search(heard)
+            return text[s.start():s.end()] if s else None
+        return None
+    if negations and check.negated is not None and check.negated.search(text):
+        if len(check.said.findall(text)) <= len(check.negated.findall(text)):
+            return None
+    return m.group(0)
+
+
+def _may_hold(text: str, firsts: frozenset, chars=None) -> bool:
+    if not firsts:
+        return True
+    return not firsts.isdisjoint(chars if chars is not None else set(text))
+
+
+def denied(check: Check, text: str, known: bool = False) -> str | None:
+    """A negated occurrence of ``check`` in ``text`` ("it's not an #ad"), or ``None``."""
+    if check.negated is None or not (known or _may_hold(text, check.firsts)):
+        return None
+    m = check.negated.search(text)
+    return m.group(0) if m else None
 
 
 def rulebook(rules: RuleSet) -> Rulebook:
@@ -48,20 +293,3 @@ def rulebook(rules: RuleSet) -> Rulebook:
             _BOOKS.clear()
         book = _BOOKS[id(rules)] = Rulebook(rules)
     return book
-
-
-def said(norm: str, phrase: str, allow: tuple[str, ...] = ()) -> bool:
-    """Whether normalised ``phrase`` occurs in ``norm`` as a whole word (Latin script) and
-    not inside one of the normalised ``allow`` words (最近 is not 最)."""
-    if phrase not in norm:
-        return False
-    for m in phrase_pattern(phrase).finditer(norm):
-        start, end = m.span()
-        if not any(_covers(norm, w, start, end) for w in allow):
-            return True
-    return False
-
-
-def _covers(norm: str, word: str, start: int, end: int) -> bool:
-    i = norm.find(word, max(0, end - len(word)))
-    return i != -1 and i <= start

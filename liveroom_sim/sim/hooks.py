@@ -3,12 +3,17 @@
 Each hook the harness declares (``max_length``, ``banned_phrases``, ``format``,
 ``mention``) either passes or fires with its message; the room blocks, retries or
 warns as the hook's action says.
+
+The banned-phrase hook judges from the same reading of the reply as the ``compliance``
+reward component (:func:`~liveroom_sim.rewards.reading.reading_of`): it fires on a
+banned phrase or a banned claim for the products concerned, never on what a refusal
+quotes, so it never blocks a reply the reward calls compliant.
 """
 
 from __future__ import annotations
 
 from liveroom_sim.rewards.context import TurnContext
-from liveroom_sim.rewards.rulebook import rulebook, said
+from liveroom_sim.rewards.reading import violations
 
 #: What a spoken reply never contains: tool-call markup and code fences.
 MARKUP = ("<tool_call>", '"tool_calls"', "```", "<function", "</think>")
@@ -23,9 +28,7 @@ def fired_hooks(ctx: TurnContext) -> list[tuple]:
         if hook.type == "max_length":
             hit = len(ctx.reply.strip()) > ctx.max_chars
         elif hook.type == "banned_phrases":
-            norm = ctx.analysis.norm
-            phrase = next((rule.phrase for p, allow, rule in rulebook(ctx.market.rules).banned
-                           if p in norm and said(norm, p, allow)), None)
+            phrase = banned_said(ctx)
             hit, detail["phrase"] = phrase is not None, phrase or ""
         elif hook.type == "format":
             text = ctx.reply.lstrip()
@@ -37,3 +40,14 @@ def fired_hooks(ctx: TurnContext) -> list[tuple]:
         if hit:
             fired.append((hook, hook.message.format(**detail)))
     return fired
+
+
+def banned_said(ctx: TurnContext) -> str | None:
+    """The first banned phrase or banned claim the reply makes, as the reward counts it
+    (:func:`~liveroom_sim.rewards.reading.violations`), or ``None``."""
+    for f in violations(ctx):
+        if f.kind == "banned":
+            return f.rule
+        if f.kind == "claim":
+            return f.said
+    return None

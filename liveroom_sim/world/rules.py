@@ -21,26 +21,54 @@ class BannedPhrase(Frozen):
 
     ``allow`` lists innocent words that contain the phrase (最近 "recently" contains 最
     "most"); an occurrence inside one of them is no violation. Latin-script phrases only
-    match whole words, so "cure" does not fire inside "secure".
+    match whole words, so "cure" does not fire inside "secure". ``forms``: other ways of
+    saying the same thing that count as this one rule (最好 and 最低 for 最); Chinese
+    forms of two characters or more also match by sound (蕞好, zui好).
     """
 
     phrase: str = pydantic.Field(min_length=1)
     category: str
     severity: Severity = "major"
     allow: tuple[str, ...] = ()
+    forms: tuple[str, ...] = ()
+
+    @pydantic.model_validator(mode="after")
+    def _allow_holds_phrase(self):
+        inside = [w for w in self.allow if self.phrase.lower() not in w.lower()]
+        if inside:
+            raise ValueError(f"allowed words {inside} do not contain the phrase {self.phrase!r}")
+        return self
 
 
 class ClaimRule(Frozen):
-    """A category of claim that is banned for some product categories.
+    """A family of claims that is banned for some product categories.
 
     Example: medical claims ("cures", "treats acne") for ordinary cosmetics and food.
-    ``patterns`` are phrases; ``categories`` empty means every product.
+    A claim is said when one of ``patterns`` is said, or when one of ``verbs`` comes
+    within ``within`` characters of one of ``objects`` in the same clause, in either order
+    ("clears up your acne", "acne? cured"). English words match in every inflection
+    (cure, cures, cured, curing), checked with the Snowball stemmer. A claim under a
+    negation ("it does not cure acne", 不能代替药物) is not made. ``categories`` empty
+    means every product.
     """
 
     name: str
-    patterns: tuple[str, ...] = pydantic.Field(min_length=1)
+    patterns: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ()
+    objects: tuple[str, ...] = ()
+    within: int = pydantic.Field(24, ge=0, le=80)
     categories: tuple[str, ...] = ()
     severity: Severity = "severe"
+
+    @pydantic.model_validator(mode="after")
+    def _says_something(self):
+        if not self.patterns and not self.verbs:
+            raise ValueError("a claim rule needs patterns, or verbs (with or without objects)")
+        if self.objects and not self.verbs:
+            raise ValueError("objects need verbs: a claim is a verb said of an object")
+        if any(not w.strip() for w in (*self.patterns, *self.verbs, *self.objects)):
+            raise ValueError("empty pattern, verb or object")
+        return self
 
 
 class Disclosure(Frozen):
@@ -61,7 +89,11 @@ class RuleSet(Frozen):
 
     ``disparaging``: negative words that, said together with a competitor's brand,
     disparage it. ``refusal_markers``: phrases of a polite refusal ("I can't say"); a
-    sentence holding one is a refusal, and the phrases it quotes are not claims.
+    refusal covers what it refuses (the words after the marker, up to the next comma,
+    sentence end or "but"), and what it covers is quoted, not claimed; the rest of the
+    reply is read like any reply. ``not_refusals``: phrases that begin with a marker
+    but refuse nothing ("I can't say no to you"). ``negations``: words that, just
+    before a claim or a disclosure in the same clause, negate it ("not", 不).
     """
 
     banned: tuple[BannedPhrase, ...] = ()
@@ -69,6 +101,8 @@ class RuleSet(Frozen):
     disclosures: tuple[Disclosure, ...] = ()
     disparaging: tuple[str, ...] = ()
     refusal_markers: tuple[str, ...] = ()
+    not_refusals: tuple[str, ...] = ()
+    negations: tuple[str, ...] = ()
 
     def plus(self, other: "RuleSet") -> "RuleSet":
         """Return these rules with ``other``'s added (a mid-stream rule update).
@@ -82,6 +116,8 @@ class RuleSet(Frozen):
             disclosures=_union(self.disclosures, other.disclosures, lambda r: r.when),
             disparaging=tuple(dict.fromkeys(self.disparaging + other.disparaging)),
             refusal_markers=tuple(dict.fromkeys(self.refusal_markers + other.refusal_markers)),
+            not_refusals=tuple(dict.fromkeys(self.not_refusals + other.not_refusals)),
+            negations=tuple(dict.fromkeys(self.negations + other.negations)),
         )
 
 

@@ -11,6 +11,8 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+from liveroom_sim.world.normalize import fold_chars
+
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
@@ -129,8 +131,17 @@ _UNITS.update(_units())
 
 
 def normalize(text: str) -> str:
-    """Lower-case, collapse whitespace and unify full-width punctuation, for matching."""
-    return " ".join(text.lower().translate(_UNIFY).split())
+    """Fold characters (:func:`~liveroom_sim.world.normalize.fold_chars`: NFKC, invisible
+    characters, confusables, traditional Chinese), lower-case, collapse whitespace and
+    unify full-width punctuation, for matching.
+
+    >>> normalize("Ｔｈｅ  ＢＥＳＴ\u200b！ 頂級")
+    'the best! 顶级'
+    """
+    if text.isascii():  # nothing to fold but control characters
+        return " ".join((text if text.isprintable() else fold_chars(text)).lower().split())
+    # (fold_chars already unifies full-width punctuation: NFKC and its table)
+    return " ".join(fold_chars(text).lower().split())
 
 
 _UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})

@@ -1,0 +1,255 @@
+"""How rule words are written: the forms a reply may use for a rule's phrase.
+
+Three readings of normalised text (:func:`~liveroom_sim.world.text.normalize`) serve the
+compliance rules:
+
+* :func:`fold` undoes respellings that change no meaning: spaced or punctuated letters
+  (``b.e.s.t``, ``c u r e``), hyphens inside words, separators between Chinese characters
+  (``最.好``), and the ways of writing "number one" and "100%" (``NO.1``, ``#1``,
+  ``number 1``, ``第1``, ``百分百``). Rule phrases are folded the same way.
+* :func:`word_forms` turns an English phrase into a pattern that matches every inflection
+  of its words (cure, cures, cured, curing), using candidate suffixes that the Snowball
+  stemmer (``snowballstemmer``) confirms share the word's stem; a hand list of suffixes
+  alone would also accept "cur" + "ed". The stemmer runs when rules are compiled, never on
+  replies, so matching stays a regular-expression search.
+* :class:`Sounds` reads Chinese by sound: each character becomes a representative of its
+  toned reading (``pypinyin``'s table), and pinyin syllables written in Latin letters
+  become the character they spell, so 蕞好 and zui好 read as 最好.
+
+Each reading is a few C-level passes (``re.sub``, ``str.translate``): linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+CJK = "\u3400-\u9fff\uf900-\ufaff"
+_SEP = r"[\s.\-_*·•/|~+'\"^=]"
+# Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t.
+_SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
+_NOT_LETTER = re.compile(r"[^a-z]")
+_ANY_LATIN = re.compile(r"[a-z]")
+_HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
+# These patterns start with what they match, not with a look behind, so the regex
+# engine skips ahead to it; the boundary before a match is checked in the callback.
+_CJK_SEP = re.compile(rf"{_SEP}{{1,3}}(?=[{CJK}])")
+_NUMBER_ONE = re.compile(r"(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
+_DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
+_HUNDRED = re.compile(r"100\s?(?:%|percent\b|per cent\b)|(?:one )?hundred percent\b|百分之百|百分百")
+_CJK_CHAR = re.compile(rf"[{CJK}]")
+
+
+def fold(norm: str) -> str:
+    """Undo respellings in normalised text (see the module docstring).
+
+    >>> fold("the b.e.s.t, risk-free, no.1 and 第1 百分百")
+    'the best, risk free, number one and 第一 100%'
+    """
+    if "." in norm or " " in norm or "-" in norm or "_" in norm or "*" in norm:
+        norm = _SPACED.sub(_letters, norm)
+    if "_" in norm:
+        norm = norm.replace("_", " ")  # never meaningful in speech, and it splits words
+    if "-" in norm:
+        norm = _HYPHEN.sub(" ", norm)
+    if not norm.isascii():
+        norm = _CJK_SEP.sub(_joined, norm)
+        if "第" in norm:
+            norm = _DI_YI.sub("第一", norm)
+    if "1" in norm or "one" in norm or "uno" in norm:
+        norm = _NUMBER_ONE.sub(_number_one, norm)
+    if "100" in norm or "hundred" in norm or "百" in norm:
+        norm = _HUNDRED.sub(_hundred, norm)
+    return norm
+
+
+def _after_word(m: re.Match, chars: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> bool:
+    return m.start() > 0 and m.string[m.start() - 1] in chars
+
+
+def _joined(m: re.Match) -> str:
+    """Separators between two Chinese characters go (最.好 is 最好)."""
+    return "" if m.start() > 0 and _CJK_CHAR.match(m.string, m.start() - 1) else m.group(0)
+
+
+def _number_one(m: re.Match) -> str:
+    return m.group(0) if _after_word(m) else "number one"
+
+
+def _hundred(m: re.Match) -> str:
+    return m.group(0) if _after_word(m, "abcdefghijklmnopqrstuvwxyz0123456789.") else "100%"
+
+
+def _letters(m: re.Match) -> str:
+    return _NOT_LETTER.sub("", m.group(0))
+
+
+_SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "ment", "ments", "ly", "ies", "ied", "ation", "ations")
+
+
+@lru_cache(maxsize=4096)
+def inflections(word: str) -> tuple[str, ...]:
+    """The word and its inflected forms that share its Snowball stem, longest first.
+
+    >>> {"curing", "cures", "cured", "cure"} <= set(inflections("cure"))
+    True
+    """
+    if not word.isascii() or not word.isalpha() or len(word) < 3:
+        return (word,)
+    stem = _stemmer().stemWord(word)
+    bases = {word, word[:-1] if word.endswith("e") else word, word + word[-1]}
+    if word.endswith("y"):
+        bases.add(word[:-1])
+    forms = {word} | {b + s for b in bases for s in _SUFFIXES}
+    # The stemmer is lenient ("cureed" passes): a non-word form is harmless, a missed
+    # inflection is not.
+    kept = [f for f in forms if f == word or _stemmer().stemWord(f) == stem]
+    return tuple(sorted(kept, key=lambda f: (-len(f), f)))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def _word(token: str) -> bool:
+    return token.isascii() and token.isalnum()
+
+
+def word_forms(phrase: str) -> str:
+    """A regex source matching folded ``phrase`` with each English word in any inflection,
+    whole words only in Latin script.
+
+    >>> bool(re.fullmatch(word_forms("treat acne"), "treating acne"))
+    True
+    """
+    joined, prev, end = "", "", 0
+    for m in re.finditer(rf"[a-z]+|[0-9]+|[{CJK}]+|\S", phrase):
+        token = m.group(0)
+        forms = inflections(token) if token.isalpha() and token.isascii() else (token,)
+        part = re.escape(forms[0]) if len(forms) == 1 else "(?:" + "|".join(map(re.escape, forms)) + ")"
+        if prev:
+            spaced = m.start() > end
+            joined += (r"\s" if spaced else "") if _word(prev) and _word(token) else r"\s?"
+        joined, prev, end = joined + part, token, m.end()
+    right = r"(?![a-z0-9])" if phrase[-1:].isascii() and phrase[-1:].isalnum() else ""
+    if phrase[:1].isascii() and phrase[:1].isalnum():
+        # The first letter, then the boundary behind it: a pattern that starts with a
+        # literal lets the regex engine skip ahead to it instead of trying every position.
+        first = re.escape(phrase[0])
+        return f"{first}(?<![a-z0-9]{first})(?:{joined[len(first):] if joined.startswith(first) else _drop_first(joined)}){right}"
+    return joined + right
+
+
+def _drop_first(joined: str) -> str:
+    """``joined`` (starting with a group of forms sharing one first letter) without it."""
+    head, _, rest = joined.partition(")")
+    forms = head[3:].split("|")  # head is "(?:form|form|..."
+    return "(?:" + "|".join(f[1:] for f in forms) + ")" + rest
+
+
+def trie_pattern(words) -> str:
+    """A regex source matching any of ``words``, longest first, with shared prefixes
+    factored out so the engine does not try every word at every position.
+
+    >>> re.findall(trie_pattern(["cur", "cure", "best"]), "cure best cur")
+    ['cure', 'best', 'cur']
+    """
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
+        return body + "?" if "" in node else body
+
+    return emit(trie)
+
+
+class Sounds:
+    """Chinese read by sound, for the rules' multi-character Chinese phrases.
+
+    A character stands for its default toned reading: 蕞 and 醉 read zuì like 最. Only
+    readings of the rules' own characters are mapped (so the table stays small), and
+    only phrases of two characters or more are matched by sound: one character alone
+    has too many innocent homophones.
+    """
+
+    def __init__(self, phrases: list[str]):
+        from pypinyin import Style, lazy_pinyin
+        from pypinyin.pinyin_dict import pinyin_dict
+
+        chars = {ch for p in phrases for ch in p if re.match(rf"[{CJK}]", ch)}
+        reading = {ch: pinyin_dict.get(ord(ch), "").split(",")[0] for ch in chars}
+        rep: dict[str, str] = {}
+        for ch in sorted(chars):
+            if reading[ch]:
+                rep.setdefault(reading[ch], ch)
+        self.table = {cp: rep[r.split(",")[0]] for cp, r in pinyin_dict.items()
+                      if r.split(",")[0] in rep and chr(cp) != rep[r.split(",")[0]]}
+        # A pinyin syllable in Latin letters carries no tone: it becomes a placeholder
+        # (a private-use character) that stands for every tone of that syllable.
+        self.plain = {ch: lazy_pinyin(ch, style=Style.NORMAL)[0] for ch in chars}
+        plains = sorted({p for p in self.plain.values() if p.isascii() and p.isalpha()})
+        self.syllables = {p: chr(0xF0000 + i) for i, p in enumerate(plains)}
+        alts = "|".join(sorted(map(re.escape, plains), key=len, reverse=True))
+        # (the left boundary is checked in _spell: a pattern that starts with letters
+        # lets the engine skip to them)
+        self._latin = re.compile(rf"(?:{trie_pattern(plains)})(?:\s?(?:{trie_pattern(plains)}))*(?![a-z])") if plains else None
+        self._rep = {ch: rep.get(reading[ch], ch) for ch in chars}
+
+    def sources(self, firsts) -> frozenset:
+        """Every character of written text that may read as one of ``firsts`` (a sound
+        pattern's first characters), pinyin initials included: a text holding none of
+        them cannot match the pattern by sound."""
+        out = set(firsts)
+        out.update(chr(cp) for cp, rep in self.table.items() if rep in firsts)
+        out.update(p[0] for p, ph in self.syllables.items() if ph in firsts)
+        return frozenset(out)
+
+    def first(self, phrase: str) -> str:
+        """The characters a sound match of ``phrase`` may start with."""
+        ch = phrase[:1]
+        out = self._rep.get(ch, ch)
+        return out + self.syllables.get(self.plain.get(ch, ""), "")
+
+    def pattern(self, phrase: str) -> str:
+        """A regex source for ``phrase`` in text :meth:`read` has read."""
+        out = []
+        for ch in phrase:
+            options = {self._rep.get(ch, ch)}
+            if ch in self.plain and self.plain[ch] in self.syllables:
+                options.add(self.syllables[self.plain[ch]])
+            out.append("[" + "".join(map(re.escape, sorted(options))) + "]" if len(options) > 1 else re.escape(ch))
+        return "".join(out)
+
+    def read(self, text: str) -> str:
+        """``text`` with each mapped character replaced by its sound's representative
+        character, and each run of pinyin syllables by their placeholders."""
+        if self._latin is not None and _ANY_LATIN.search(text):
+            text = self._latin.sub(self._spell, text)
+        return text.translate(self.table)
+
+    def _spell(self, m: re.Match) -> str:
+        if m.start() and m.string[m.start() - 1].isascii() and m.string[m.start() - 1].isalpha():
+            return m.group(0)  # inside an English word
+        run = m.group(0).replace(" ", "")
+        out, i = [], 0
+        while i < len(run):  # longest syllable first: "dingji" is ding + ji
+            for n in range(min(6, len(run) - i), 0, -1):
+                ch = self.syllables.get(run[i:i + n])
+                if ch:
+                    out.append(ch)
+                    i += n
+                    break
+            else:
+                return m.group(0)  # not a run of the rules' syllables: English, left alone
+        return "".join(out)

@@ -17,6 +17,7 @@ from typing import Any
 
 from liveroom_sim.errors import LiveRoomError
 from liveroom_sim.llm.client import redact
+from liveroom_sim.trajectory import policy_tokens, turn_entry  # segment labels, token log (issue 15)
 
 
 @dataclass
@@ -34,6 +35,7 @@ class EpisodeResult:
     messages: list[dict] = field(default_factory=list)
     turn_rewards: list[dict] = field(default_factory=list)
     decisions: list = field(default_factory=list)
+    tokens: list[dict] = field(default_factory=list)  # the policy's token turns (liveroom_sim.trajectory)
 
     @property
     def total(self) -> float:
@@ -78,7 +80,7 @@ class _Run:
             self.room_env.room.accounting.update(accounting.as_dict())
         self.obs, _, self.terminated, self.truncated, self.info = self.env.step(action)
         if self.record:
-            self.turn_rewards.append({"kind": self.info["turn"]["kind"], **self.info["reward_breakdown"]})
+            self.turn_rewards.append(turn_entry(self.info, self.turn_rewards))
         if self.on_step is not None:
             self.on_step(self.info)
         return self.terminated or self.truncated
@@ -90,6 +92,7 @@ class _Run:
             terminated=self.terminated, truncated=self.truncated, reason=self.reason,
             accounting=dict(room.accounting), messages=room.transcript() if self.record else [],
             turn_rewards=self.turn_rewards, decisions=list(getattr(self.policy, "decisions", ())),
+            tokens=policy_tokens(self.policy) if self.record else [],
         )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from liveroom_sim.errors import LiveRoomError
 from liveroom_sim.llm.client import redact
-from liveroom_sim.trajectory import policy_tokens, turn_entry  # segment labels, token log (issue 15)
+from liveroom_sim.trajectory.steps import policy_tokens, turn_entry  # segment labels, token log (issue 15)
 
 
 @dataclass

@@ -23,7 +23,7 @@ gymnasium and the simulator load when an environment is first reset.
 **Segments.** TRL caps a rollout at ``max_tool_calling_iterations`` tool calls, far fewer
 than a stream's steps. Rows of ``make_dataset(..., segment_turns=K)`` carry ``start_s``
 (a start time drawn from the seed) and ``turns`` (K): ``reset`` fast-forwards the room
-with the scripted host to that point (:mod:`liveroom_sim.segments`) and the rollout
+with the scripted host to that point (:mod:`liveroom_sim.trajectory.segments`) and the rollout
 plays K room steps from there, so training samples the whole stream. When a rollout
 stops before its stream ends (K steps played, or the model stopped calling tools), the
 room's early-end settlement is added to the return before it is scored.
@@ -130,7 +130,7 @@ class LiveRoomToolEnv:
         obs, info = env.reset(seed=self.seed if seed is None else int(seed))
         self.segment = _segment_of(kwargs)
         if self.segment is not None:
-            from liveroom_sim.segments import fast_forward
+            from liveroom_sim.trajectory.segments import fast_forward
 
             obs, info, played = fast_forward(env, self.segment["start_turn"], None, self.segment["start_s"])
             self.segment["played_before"], self.segment["played"] = played, 0
@@ -282,7 +282,7 @@ class LiveRoomToolEnv:
         room = self._env.unwrapped.room
         if room.terminated or room.truncated:
             return {}
-        from liveroom_sim.segments import settle_early_end
+        from liveroom_sim.trajectory.segments import settle_early_end
 
         settled = settle_early_end(room)
         self._add(settled)
@@ -292,19 +292,6 @@ class LiveRoomToolEnv:
         if self._env is not None:
             self._env.close()
         self._env = None
-
-
-def _prompt_messages(messages: list[dict]) -> list[dict]:
-    """A dataset prompt: the system prompt and the latest room update, with the exchanges
-    before it (a segment's rows start mid-stream) told as text in the same message."""
-    from liveroom_sim.sim.history import flatten_message
-
-    system, update, earlier = messages[0], messages[-1], messages[1:-1]
-    text = update["content"]
-    if earlier:
-        told = "\n\n".join(flatten_message(m) for m in earlier)
-        text = f"(Earlier in this stream:)\n{told}\n\n(Now:)\n{text}"
-    return [{"role": "system", "content": system["content"]}, {"role": "user", "content": text}]
 
 
 def _segment_of(row: dict) -> dict | None:
@@ -340,6 +327,13 @@ def make_environment_factory(env_id: str | None = None, seed: int = 0, spec: str
     return functools.partial(LiveRoomToolEnv, env_id=env_id, seed=seed, spec=spec)
 
 
+def segment_prompt(messages: list[dict]) -> list[dict]:
+    """The room's messages as a dataset prompt (see :func:`liveroom_sim.trajectory.segments.segment_prompt`)."""
+    from liveroom_sim.trajectory.segments import segment_prompt as prompt
+
+    return prompt(messages)
+
+
 def make_dataset(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str | None = None,
                  tools: bool = True, segment_turns: int | None = None) -> list[dict]:
     """Prompt rows for TRL: each stream's opening as chat messages, with its seed.
@@ -367,12 +361,12 @@ def make_dataset(env_id: str | None = None, n: int = 64, seed: int = 0, spec: st
         _, info = env.reset(seed=s)
         segment = {}
         if segment_turns is not None:
-            from liveroom_sim.segments import fast_forward, segment_start
+            from liveroom_sim.trajectory.segments import fast_forward, segment_start
 
             segment = {"start_s": segment_start(s, env.unwrapped.world.spec.stream.duration_s),
                        "turns": int(segment_turns)}
             _, info, _ = fast_forward(env, None, None, segment["start_s"])
-        messages = _prompt_messages(info["messages"])
+        messages = segment_prompt(info["messages"])
         if tools:
             messages[-1]["content"] += f"\n\n{TOOL_MODE_NOTE}"
         rows.append({"prompt": messages, "seed": s, "env_id": env_id, **segment})

@@ -33,7 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["SegmentEnv", "fast_forward", "segment_start", "settle_early_end"]
+__all__ = ["SegmentEnv", "fast_forward", "segment_prompt", "segment_start", "settle_early_end"]
 
 
 def segment_start(seed: int, duration_s: float) -> float:
@@ -83,6 +83,24 @@ def fast_forward(env, start_turn: int | None = None, reference=None, start_s: fl
     info = {**info, "reward_breakdown": dict.fromkeys(room.returns, 0.0)}
     info.pop("episode", None)
     return obs, info, played
+
+
+def segment_prompt(messages: list[dict]) -> list[dict]:
+    """A dataset prompt for a trainer: the system prompt and the latest room update, with
+    the exchanges before it (a segment starts mid-stream) told as text in the same
+    message, so that no tool message arrives without its call.
+
+    >>> segment_prompt([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
+    [{'role': 'system', 'content': 'S'}, {'role': 'user', 'content': 'U'}]
+    """
+    from liveroom_sim.sim.history import flatten_message
+
+    system, update, earlier = messages[0], messages[-1], messages[1:-1]
+    text = update["content"] or ""
+    if earlier:
+        told = "\n\n".join(flatten_message(m) for m in earlier)
+        text = f"(Earlier in this stream:)\n{told}\n\n(Now:)\n{text}"
+    return [{"role": "system", "content": system["content"]}, {"role": "user", "content": text}]
 
 
 def settle_early_end(room) -> dict[str, float]:

@@ -43,8 +43,8 @@ _SEGMENT_GROUP = {"tool": "tool", "reply": "reply", "hook_retry": "reply"}
 
 
 def group_advantages(returns: list[float], normalize: str = "std", eps: float = 1e-6) -> list[float]:
-    """GRPO advantages of one group: ``(R - mean) / (std + eps)`` (``normalize="std"``),
-    ``R - mean`` (``"mean"``), or the raw return (``"none"``).
+    """GRPO advantages of one group: ``(R - mean) / (std + eps)`` (``normalize="std"``;
+    all 0 when ``std <= 10 * eps``), ``R - mean`` (``"mean"``), or the raw return (``"none"``).
 
     >>> [round(a, 3) for a in group_advantages([1.0, 3.0])]
     [-1.0, 1.0]
@@ -55,6 +55,10 @@ def group_advantages(returns: list[float], normalize: str = "std", eps: float = 
     centred = r - r.mean()
     if normalize == "mean":
         return centred.tolist()
+    if r.std() <= 10 * eps:
+        # A group that is constant up to eps (e.g. a sum of normalised components that
+        # cancel) carries no signal: dividing its residue by std + eps would invent one.
+        return np.zeros_like(r).tolist()
     return (centred / (r.std() + eps)).tolist()
 
 

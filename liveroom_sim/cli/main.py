@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     ro.add_argument("--direct", action="store_true",
                     help="async/ray: post LLM calls over a lean HTTP/1.1 client, not the openai client "
                          "(about half the CPU a call; no proxies; see docs/rollouts.md)")
+    ro.add_argument("--tokens", action="store_true",
+                    help="openai: ask the endpoint (vLLM) for sampled token ids and logprobs and record them "
+                         "(see docs/credit.md)")
     ro.set_defaults(func=_rollout)
     tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints")
     tr.add_argument("--env", default="LiveRoom-v0")

@@ -17,7 +17,8 @@ def _rollout(args) -> int:
 
     try:
         policy = PolicySpec.parse(args.policy, model=args.model, base_url=args.base_url,
-                                  temperature=args.temperature, max_tokens=args.max_tokens, direct=args.direct or None)
+                                  temperature=args.temperature, max_tokens=args.max_tokens, direct=args.direct or None,
+                                  tokens=getattr(args, "tokens", False) or None)
         config = RolloutConfig(
             env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,

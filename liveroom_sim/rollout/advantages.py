@@ -9,8 +9,8 @@ step's tokens):
 
 - ``total`` (GRPO): ``A_i = (R_i - mean R) / (std R + eps)`` for every step.
 - ``components`` (GDPO-style): each component ``c`` is normalised on its own,
-  ``A_i = sum_c w_c (R_ic - mean R_c) / (std R_c + eps)``, then the sum is normalised
-  again over the group. A component that is constant within the group contributes 0
+  ``S_i = sum_c w_c (R_ic - mean R_c) / std R_c`` (0 for a component with
+  ``std R_c <= eps``), then the sum is normalised again over the group. A component that is constant within the group contributes 0
   instead of being drowned by, or drowning, the others.
 - ``segments`` (the TaoLive recipe): the tool-call steps and the reply steps form
   separate advantage groups. ``R_i^s`` is the sum of sample ``i``'s step totals in
@@ -80,8 +80,16 @@ def component_advantages(returns: Sequence[Mapping[str, float]], weights: Mappin
     weights = weights or {}
     summed = np.zeros(len(returns))
     for name in names:
-        column = [float(r.get(name, 0.0)) for r in returns]
-        summed += float(weights.get(name, 1.0)) * np.asarray(group_advantages(column, normalize, eps))
+        column = np.asarray([float(r.get(name, 0.0)) for r in returns])
+        centred = column - column.mean()
+        std = column.std()
+        if normalize == "std":
+            # Divide by the std itself, not std + eps: eps would leave each component a
+            # residue of its own scale, and components that cancel would not sum to 0.
+            centred = centred / std if std > eps else np.zeros_like(centred)
+        elif normalize == "none":
+            centred = column
+        summed += float(weights.get(name, 1.0)) * centred
     return group_advantages(summed.tolist(), normalize, eps)
 
 

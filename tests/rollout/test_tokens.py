@@ -170,3 +170,14 @@ def test_token_log_rebuilds_every_prompt_whatever_it_was(turns, grow):
         assert (s is None) == (step not in rebuilt)
         if s is not None:
             assert rebuilt[step] == s
+
+
+def test_liveroom_rollout_tokens_flag_records_tokens(tmp_path, capsys):
+    from liveroom_sim.cli.main import main
+
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        code = main(["rollout", "--env", TINY, "--policy", "openai", "--model", "m", "--base-url", srv.base_url,
+                     "--episodes", "1", "--out", str(tmp_path / "r.jsonl"), "--tokens"])
+    assert code == 0
+    record = json.loads(open(tmp_path / "r.jsonl", encoding="utf-8").readline())
+    assert len(record["tokens"]) == record["steps"] and record["policy"]["tokens"] is True

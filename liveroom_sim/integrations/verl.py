@@ -106,11 +106,15 @@ class LiveRoomInteraction(_base_class()):
         config: The ``config`` of the interaction config entry (veRL adds ``name``):
             ``env_id`` (default ``LiveRoom-v0``, or the spec's id), ``spec`` (a spec file
             to register in the worker), ``seed`` (for rows without one, default 0) and
-            ``env_kwargs`` (passed to ``gym.make``, e.g. ``harness_augmentation``).
+            ``env_kwargs`` (passed to ``gym.make``, e.g. ``harness_augmentation``) and
+            ``max_open`` (default 4096): veRL 0.7.1 never calls ``finalize_interaction``,
+            so a finished episode is closed at once and, beyond ``max_open`` open
+            episodes, the oldest is closed.
     """
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
+        self.max_open = int(config.get("max_open", 4096))
         self.env_id: str | None = config.get("env_id")
         self.spec: str | None = config.get("spec")
         self.seed = int(config.get("seed", 0))
@@ -125,6 +129,8 @@ class LiveRoomInteraction(_base_class()):
         seed = kwargs.get("seed")
         _, info = env.reset(seed=self.seed if seed is None else int(seed))
         self._episodes[instance_id] = _Episode(env, info["messages"][-1]["content"], dict(info["reward_breakdown"]))
+        while len(self._episodes) > self.max_open:  # veRL 0.7.1 never finalizes: do not leak rooms
+            self._episodes.pop(next(iter(self._episodes))).env.close()
         return instance_id
 
     async def generate_response(self, instance_id: str, messages: list[dict[str, Any]],
@@ -145,6 +151,8 @@ class LiveRoomInteraction(_base_class()):
         for key, value in info["reward_breakdown"].items():
             episode.returns[key] = episode.returns.get(key, 0.0) + value
         episode.done = bool(terminated or truncated)
+        if episode.done:
+            episode.env.close()  # its returns stay for calculate_score; the room is not needed
         text = _room_answer(info["messages"])
         extra = {"reward_breakdown": dict(info["reward_breakdown"]), "turn": info["turn"]["kind"],
                  "metrics": info["metrics"], "events": info["events"]}
@@ -283,8 +291,10 @@ def make_rows(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str |
       picks :class:`~liveroom_sim.integrations.verl_agent_loop.LiveRoomAgentLoop`, and
       ``extra_info.liveroom`` = ``{"seed", "env_id"}`` (plus ``turns`` and ``start_s``
       for segments). The tools reach the model through the chat template.
-    - Without (veRL <= 0.7.1): ``extra_info.interaction_kwargs`` =
-      ``{"name": name, "seed": s, "env_id": env_id}`` for :class:`LiveRoomInteraction`.
+    - Without (veRL <= 0.7.1): ``agent_name: tool_agent`` (veRL's tool agent loop, the
+      one that runs interactions; without it veRL 0.7.1 runs its single-turn loop) and
+      ``extra_info.interaction_kwargs`` = ``{"name": name, "seed": s, "env_id": env_id}``
+      for :class:`LiveRoomInteraction`.
 
     Args:
         env_id: A registered env id (default ``LiveRoom-v0``, or the spec's id).
@@ -324,8 +334,10 @@ def make_rows(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str |
         extra = {"index": s - seed}
         if agent_name is None:
             extra["interaction_kwargs"] = {"name": name, **room}
+            agent = "tool_agent"  # veRL 0.7.1 runs interactions only in its tool agent loop
         else:
             extra["liveroom"] = room
+            agent = agent_name
         rows.append({
             "data_source": f"liveroom/{env_id}",
             "prompt": prompt,
@@ -333,7 +345,7 @@ def make_rows(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str |
             # veRL's reward managers read a ground truth; the room holds the real one
             "reward_model": {"style": "rule", "ground_truth": ""},
             "extra_info": extra,
-            **({"agent_name": agent_name} if agent_name is not None else {}),
+            "agent_name": agent,
         })
     env.close()
     return rows

@@ -17,6 +17,7 @@ from typing import Any
 
 from liveroom_sim.errors import LiveRoomError
 from liveroom_sim.llm.client import redact
+from liveroom_sim.trajectory.steps import policy_tokens, turn_entry  # segment labels, token log (issue 15)
 
 
 @dataclass
@@ -34,6 +35,7 @@ class EpisodeResult:
     messages: list[dict] = field(default_factory=list)
     turn_rewards: list[dict] = field(default_factory=list)
     decisions: list = field(default_factory=list)
+    tokens: list[dict] = field(default_factory=list)  # the policy's token turns (liveroom_sim.trajectory)
 
     @property
     def total(self) -> float:
@@ -45,9 +47,10 @@ class EpisodeResult:
                 "reason": self.reason, "accounting": self.accounting}
 
 
-def turn_record(info: dict) -> dict:
-    """One step as rollout records keep it: its kind and reward breakdown, and under
-    ``detail`` what a session report shows beside the turn (stream clock, viewers present,
+def turn_record(info: dict, entries: list[dict]) -> dict:
+    """One step as rollout records keep it: its kind, segment and reward breakdown
+    (:func:`~liveroom_sim.trajectory.steps.turn_entry`; ``entries`` are the steps so far),
+    and under ``detail`` what a session report shows beside the turn (stream clock, viewers present,
     questions waiting, GMV, events fired, hooks, tool faults, the reward's reasons)."""
     turn, m = info["turn"], info["metrics"]
     detail = {"clock_s": m["clock_s"], "viewers": m["viewers_present"], "waiting": m["questions_waiting"],
@@ -57,7 +60,7 @@ def turn_record(info: dict) -> dict:
         if value:
             detail[key] = value
     detail["reasons"] = {k: v for k, v in info.get("reward_reasons", {}).items() if v}
-    return {"kind": turn["kind"], **info["reward_breakdown"], "detail": detail}
+    return {**turn_entry(info, entries), "detail": detail}
 
 
 class _Run:
@@ -93,7 +96,7 @@ class _Run:
             self.room_env.room.accounting.update(accounting.as_dict())
         self.obs, _, self.terminated, self.truncated, self.info = self.env.step(action)
         if self.record:
-            self.turn_rewards.append(turn_record(self.info))
+            self.turn_rewards.append(turn_record(self.info, self.turn_rewards))
         if self.on_step is not None:
             self.on_step(self.info)
         return self.terminated or self.truncated
@@ -105,6 +108,7 @@ class _Run:
             terminated=self.terminated, truncated=self.truncated, reason=self.reason,
             accounting=dict(room.accounting), messages=room.transcript() if self.record else [],
             turn_rewards=self.turn_rewards, decisions=list(getattr(self.policy, "decisions", ())),
+            tokens=policy_tokens(self.policy) if self.record else [],
         )
 
 

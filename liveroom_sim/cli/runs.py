@@ -51,6 +51,9 @@ def add_run_parsers(sub, llm_options) -> None:
     ro.add_argument("--direct", action="store_true",
                     help="async/ray: post LLM calls over a lean HTTP/1.1 client, not the openai client "
                          "(about half the CPU a call; no proxies; see docs/rollouts.md)")
+    ro.add_argument("--tokens", action="store_true",
+                    help="openai: ask the endpoint (vLLM) for sampled token ids and logprobs and record them "
+                         "(see docs/credit.md)")
     ro.set_defaults(func=run_rollout)
 
     tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints",
@@ -99,6 +102,8 @@ def run_rollout(args) -> int:
         policy = policy_spec(args)
         if args.direct:
             policy = policy.model_copy(update={"direct": True})
+        if args.tokens:
+            policy = policy.model_copy(update={"tokens": True})
         config = RolloutConfig(
             env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,

@@ -2,11 +2,15 @@
 
 - :mod:`liveroom_sim.integrations.trl`: an environment for TRL's
   ``GRPOTrainer(environment_factory=...)``, reward functions and a prompt dataset.
-- :mod:`liveroom_sim.integrations.verl`: ``LiveRoomInteraction``, a veRL multi-turn
-  interaction.
+- :mod:`liveroom_sim.integrations.verl_agent_loop`: ``LiveRoomAgentLoop``, a veRL (0.8
+  and later) agent loop that plays rooms token-in-token-out. It imports veRL: it must
+  subclass veRL's ``AgentLoopBase`` (the one exception to the layer contracts).
+- :mod:`liveroom_sim.integrations.verl`: dataset rows for both veRL APIs, and
+  ``LiveRoomInteraction``, the interaction for veRL 0.7.1 and earlier (legacy).
 
-Neither imports its trainer (nor torch or ray): the trainers import them. Submodules load
-on first use, so ``import liveroom_sim.integrations`` costs nothing.
+Apart from ``verl_agent_loop``, none imports its trainer (nor torch or ray): the trainers
+import them. Submodules load on first use, so ``import liveroom_sim.integrations`` costs
+nothing.
 """
 
 from __future__ import annotations

@@ -20,6 +20,14 @@ each under the name and fields the harness uses now), ``reply`` speaks to the ro
 the environment keeps the episode's reward by component. Nothing heavy is imported:
 gymnasium and the simulator load when an environment is first reset.
 
+**Segments.** TRL caps a rollout at ``max_tool_calling_iterations`` tool calls, far fewer
+than a stream's steps. Rows of ``make_dataset(..., segment_turns=K)`` carry ``start_s``
+(a start time drawn from the seed) and ``turns`` (K): ``reset`` fast-forwards the room
+with the scripted host to that point (:mod:`liveroom_sim.trajectory.segments`) and the rollout
+plays K room steps from there, so training samples the whole stream. When a rollout
+stops before its stream ends (K steps played, or the model stopped calling tools), the
+room's early-end settlement is added to the return before it is scored.
+
 Example:
     >>> env = make_environment_factory("LiveRoom-v0", seed=0)()
     >>> opening = env.reset()            # no dataset prompt: the opening comes back
@@ -63,6 +71,7 @@ TOOL_MODE_NOTE = ("(Speak to the room only by calling the `reply` tool: it retur
                   "Look facts up with the other tools first. A message without a tool call ends your shift.)")
 
 _ENDED = "[The stream has ended. Stop calling tools.]"
+_SEGMENT_OVER = "[Your part of the stream is over. Stop calling tools.]"
 
 
 def _after_last_assistant(messages: list[dict]) -> list[dict]:
@@ -107,6 +116,8 @@ class LiveRoomToolEnv:
         self.breakdowns: list[dict[str, float]] = []
         self.metrics: dict = {}
         self.done = True
+        self.segment: dict | None = None
+        self._settled = True
 
     def reset(self, **kwargs) -> str | None:
         """Open a new stream; TRL passes the dataset row (``seed``, ``env_id``, ``prompt``...).
@@ -117,6 +128,13 @@ class LiveRoomToolEnv:
         env = self._env_for(kwargs.get("env_id") or self.env_id)
         seed = kwargs.get("seed")
         obs, info = env.reset(seed=self.seed if seed is None else int(seed))
+        self.segment = _segment_of(kwargs)
+        if self.segment is not None:
+            from liveroom_sim.trajectory.segments import fast_forward
+
+            obs, info, played = fast_forward(env, self.segment["start_turn"], None, self.segment["start_s"])
+            self.segment["played_before"], self.segment["played"] = played, 0
+        self._settled = False
         self._calls = 0
         self.returns = dict(info["reward_breakdown"])
         self.reward = self.returns["total"]
@@ -230,20 +248,60 @@ class LiveRoomToolEnv:
         if self.done:
             raise ValueError("The stream is over. Stop calling tools.")
         _, _, terminated, truncated, info = self._env.step(action)
-        breakdown = info["reward_breakdown"]
+        self._add(info["reward_breakdown"])
+        self.breakdowns.append(dict(info["reward_breakdown"]))
+        self.metrics = info["metrics"]
+        self.done = bool(terminated or truncated)
+        if self.segment is not None:
+            self.segment["played"] += 1
+            if not self.done and self.segment["played"] >= self.segment["turns"]:
+                self._settle_early_end()
+                self.done = True
+                return f"{self._answer(info)}\n\n{_SEGMENT_OVER}"
+        return f"{self._answer(info)}\n\n{_ENDED}" if self.done else self._answer(info)
+
+    @staticmethod
+    def _answer(info: dict) -> str:
+        return "\n\n".join(m.get("content") or "" for m in _after_last_assistant(info["messages"]))
+
+    def _add(self, breakdown: dict[str, float]) -> None:
         for key, value in breakdown.items():
             self.returns[key] = self.returns.get(key, 0.0) + value
         self.reward = self.returns["total"]
-        self.breakdowns.append(dict(breakdown))
-        self.metrics = info["metrics"]
-        self.done = bool(terminated or truncated)
-        text = "\n\n".join(m.get("content") or "" for m in _after_last_assistant(info["messages"]))
-        return f"{text}\n\n{_ENDED}" if self.done else text
+
+    def _settle_early_end(self) -> dict[str, float]:
+        """Add what the room loses by ending here to the return, once, if the stream is not over.
+
+        The reward functions call it before reading :attr:`returns`: a rollout TRL stops
+        early (the model stopped calling tools, or the turn cap) is scored for the room
+        it left.
+        """
+        if self._settled or self._env is None:
+            return {}
+        self._settled = True
+        room = self._env.unwrapped.room
+        if room.terminated or room.truncated:
+            return {}
+        from liveroom_sim.trajectory.segments import settle_early_end
+
+        settled = settle_early_end(room)
+        self._add(settled)
+        return settled
 
     def _close(self) -> None:
         if self._env is not None:
             self._env.close()
         self._env = None
+
+
+def _segment_of(row: dict) -> dict | None:
+    """The segment a dataset row asks for (``turns`` with ``start_s`` or ``start_turn``), or None."""
+    turns = row.get("turns")
+    if turns is None:
+        return None
+    start_s, start_turn = row.get("start_s"), row.get("start_turn")
+    return {"turns": int(turns), "start_s": None if start_s is None else float(start_s),
+            "start_turn": None if start_turn is None else int(start_turn)}
 
 
 def _holds_opening(prompt: Any, opening: list[dict]) -> bool:
@@ -269,13 +327,23 @@ def make_environment_factory(env_id: str | None = None, seed: int = 0, spec: str
     return functools.partial(LiveRoomToolEnv, env_id=env_id, seed=seed, spec=spec)
 
 
+def segment_prompt(messages: list[dict]) -> list[dict]:
+    """The room's messages as a dataset prompt (see :func:`liveroom_sim.trajectory.segments.segment_prompt`)."""
+    from liveroom_sim.trajectory.segments import segment_prompt as prompt
+
+    return prompt(messages)
+
+
 def make_dataset(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str | None = None,
-                 tools: bool = True) -> list[dict]:
+                 tools: bool = True, segment_turns: int | None = None) -> list[dict]:
     """Prompt rows for TRL: each stream's opening as chat messages, with its seed.
 
     Wrap them with ``datasets.Dataset.from_list(rows)``. Columns: ``prompt`` (the system
     prompt and the first room update), ``seed`` (seeds ``seed .. seed+n-1``) and
     ``env_id``; the environment's ``reset`` and the reward functions read the last two.
+    With ``segment_turns=K``, also ``start_s`` and ``turns``: each row is a segment of K
+    room steps from a point of the stream drawn from its seed, and ``prompt`` is the
+    room as it is there (see the module's notes on segments).
 
     Args:
         env_id: A registered env id (default ``LiveRoom-v0``, or the spec's id).
@@ -284,14 +352,23 @@ def make_dataset(env_id: str | None = None, n: int = 64, seed: int = 0, spec: st
         spec: A spec file to register first.
         tools: Add :data:`TOOL_MODE_NOTE` to the update (for ``environment_factory``
             training); ``False`` gives the bare opening, for single-turn reward training.
+        segment_turns: Make each row a segment of this many room steps (K; at most
+            ``max_tool_calling_iterations``), starting at a seeded point of the stream.
     """
     env, env_id = _make_env(env_id, spec)
     rows = []
     for s in range(seed, seed + n):
         _, info = env.reset(seed=s)
-        messages = [{"role": m["role"], "content": m["content"]} for m in info["messages"]]
+        segment = {}
+        if segment_turns is not None:
+            from liveroom_sim.trajectory.segments import fast_forward, segment_start
+
+            segment = {"start_s": segment_start(s, env.unwrapped.world.spec.stream.duration_s),
+                       "turns": int(segment_turns)}
+            _, info, _ = fast_forward(env, None, None, segment["start_s"])
+        messages = segment_prompt(info["messages"])
         if tools:
             messages[-1]["content"] += f"\n\n{TOOL_MODE_NOTE}"
-        rows.append({"prompt": messages, "seed": s, "env_id": env_id})
+        rows.append({"prompt": messages, "seed": s, "env_id": env_id, **segment})
     env.close()
     return rows

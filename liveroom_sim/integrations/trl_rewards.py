@@ -101,6 +101,9 @@ def _case_json(case: Any) -> str:
 
 
 def _episode_value(env: Any, key: str) -> float | None:
+    settle = getattr(env, "_settle_early_end", None)  # a rollout stopped early is scored for the room it left
+    if callable(settle):
+        settle()
     returns = getattr(env, "returns", None)
     return float(returns.get(key, 0.0)) if isinstance(returns, dict) else None
 

@@ -1,4 +1,12 @@
-"""LiveRoom for veRL: :class:`LiveRoomInteraction`, a multi-turn interaction agent.
+"""LiveRoom for veRL: dataset rows for both APIs, and the legacy interaction (veRL <= 0.7.1).
+
+**veRL 0.8 and later** removed ``verl/interactions``: use the agent loop
+:class:`liveroom_sim.integrations.verl_agent_loop.LiveRoomAgentLoop` with rows from
+``make_rows(..., agent_name="liveroom")`` (docs/integrations.md has the launch). This
+module keeps what needs no veRL: :func:`make_rows` and :func:`action_from_message`.
+
+**veRL <= 0.7.1 only**, the rest of this module: :class:`LiveRoomInteraction`, a
+multi-turn interaction agent. It is kept for those versions and will be removed.
 
 The shapes follow veRL's interaction system (``verl/interactions/base.py``, the docs'
 ``sglang_multiturn/interaction_system.rst`` and ``ToolAgentLoop`` in
@@ -98,11 +106,15 @@ class LiveRoomInteraction(_base_class()):
         config: The ``config`` of the interaction config entry (veRL adds ``name``):
             ``env_id`` (default ``LiveRoom-v0``, or the spec's id), ``spec`` (a spec file
             to register in the worker), ``seed`` (for rows without one, default 0) and
-            ``env_kwargs`` (passed to ``gym.make``, e.g. ``harness_augmentation``).
+            ``env_kwargs`` (passed to ``gym.make``, e.g. ``harness_augmentation``) and
+            ``max_open`` (default 4096): veRL 0.7.1 never calls ``finalize_interaction``,
+            so a finished episode is closed at once and, beyond ``max_open`` open
+            episodes, the oldest is closed.
     """
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
+        self.max_open = int(config.get("max_open", 4096))
         self.env_id: str | None = config.get("env_id")
         self.spec: str | None = config.get("spec")
         self.seed = int(config.get("seed", 0))
@@ -117,6 +129,8 @@ class LiveRoomInteraction(_base_class()):
         seed = kwargs.get("seed")
         _, info = env.reset(seed=self.seed if seed is None else int(seed))
         self._episodes[instance_id] = _Episode(env, info["messages"][-1]["content"], dict(info["reward_breakdown"]))
+        while len(self._episodes) > self.max_open:  # veRL 0.7.1 never finalizes: do not leak rooms
+            self._episodes.pop(next(iter(self._episodes))).env.close()
         return instance_id
 
     async def generate_response(self, instance_id: str, messages: list[dict[str, Any]],
@@ -137,6 +151,8 @@ class LiveRoomInteraction(_base_class()):
         for key, value in info["reward_breakdown"].items():
             episode.returns[key] = episode.returns.get(key, 0.0) + value
         episode.done = bool(terminated or truncated)
+        if episode.done:
+            episode.env.close()  # its returns stay for calculate_score; the room is not needed
         text = _room_answer(info["messages"])
         extra = {"reward_breakdown": dict(info["reward_breakdown"]), "turn": info["turn"]["kind"],
                  "metrics": info["metrics"], "events": info["events"]}
@@ -263,22 +279,38 @@ def tool_note(tools: list[dict]) -> str:
 
 
 def make_rows(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str | None = None,
-              name: str = "liveroom", tools: bool = True) -> list[dict]:
-    """veRL dataset rows: each stream's opening as chat messages and its interaction kwargs.
+              name: str = "liveroom", tools: bool | None = None, agent_name: str | None = None,
+              segment_turns: int | None = None) -> list[dict]:
+    """veRL dataset rows: each stream's opening (or segment) as chat messages, and its seed.
 
     Rows have veRL's dataset columns: ``data_source``, ``prompt`` (the system prompt and
-    first room update), ``ability``, ``reward_model`` and ``extra_info`` whose
-    ``interaction_kwargs`` = ``{"name": name, "seed": s, "env_id": env_id}``; write them to
+    the room update), ``ability``, ``reward_model`` and ``extra_info``; write them to
     parquet for veRL's dataset (``data.return_raw_chat=True``).
+
+    - With ``agent_name="liveroom"`` (veRL 0.8 and later): an ``agent_name`` column, which
+      picks :class:`~liveroom_sim.integrations.verl_agent_loop.LiveRoomAgentLoop`, and
+      ``extra_info.liveroom`` = ``{"seed", "env_id"}`` (plus ``turns`` and ``start_s``
+      for segments). The tools reach the model through the chat template.
+    - Without (veRL <= 0.7.1): ``agent_name: tool_agent`` (veRL's tool agent loop, the
+      one that runs interactions; without it veRL 0.7.1 runs its single-turn loop) and
+      ``extra_info.interaction_kwargs`` = ``{"name": name, "seed": s, "env_id": env_id}``
+      for :class:`LiveRoomInteraction`.
 
     Args:
         env_id: A registered env id (default ``LiveRoom-v0``, or the spec's id).
         n: How many rows (streams), with seeds ``seed .. seed+n-1``.
         seed: The first seed.
         spec: A spec file to register first.
-        name: The interaction's ``name`` in the interaction config.
-        tools: Append :func:`tool_note` (the tools and the JSON action format) to the update.
+        name: The interaction's ``name`` in the interaction config (legacy rows).
+        tools: Append :func:`tool_note` (the tools and the JSON action format) to the
+            update; by default only for legacy rows.
+        agent_name: The agent loop's registered name: rows for veRL 0.8 and later.
+        segment_turns: Make each row a segment of this many turns from a seeded point of
+            the stream (:mod:`liveroom_sim.trajectory.segments`); agent-loop rows only.
     """
+    if segment_turns is not None and agent_name is None:
+        raise ValueError("segments need the agent loop: pass agent_name='liveroom' (veRL 0.8 and later)")
+    tools = agent_name is None if tools is None else tools
     import gymnasium as gym
 
     import liveroom_sim
@@ -288,18 +320,32 @@ def make_rows(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str |
     env_id = env_id or DEFAULT_ENV_ID
     env = gym.make(env_id)
     rows = []
+    from liveroom_sim.trajectory.segments import fast_forward, segment_prompt, segment_start
+
     for s in range(seed, seed + n):
         _, info = env.reset(seed=s)
-        prompt = [{"role": m["role"], "content": m["content"]} for m in info["messages"]]
+        room = {"seed": s, "env_id": env_id}
+        if segment_turns is not None:
+            room.update(turns=int(segment_turns), start_s=segment_start(s, env.unwrapped.world.spec.stream.duration_s))
+            _, info, _ = fast_forward(env, None, None, room["start_s"])
+        prompt = segment_prompt(info["messages"])
         if tools:
             prompt[-1]["content"] += "\n\n" + tool_note(info["tools"])
+        extra = {"index": s - seed}
+        if agent_name is None:
+            extra["interaction_kwargs"] = {"name": name, **room}
+            agent = "tool_agent"  # veRL 0.7.1 runs interactions only in its tool agent loop
+        else:
+            extra["liveroom"] = room
+            agent = agent_name
         rows.append({
             "data_source": f"liveroom/{env_id}",
             "prompt": prompt,
             "ability": "live_commerce",
             # veRL's reward managers read a ground truth; the room holds the real one
             "reward_model": {"style": "rule", "ground_truth": ""},
-            "extra_info": {"index": s - seed, "interaction_kwargs": {"name": name, "seed": s, "env_id": env_id}},
+            "extra_info": extra,
+            "agent_name": agent,
         })
     env.close()
     return rows

@@ -3,7 +3,9 @@
 It sends ``info["messages"]`` and ``info["tools"]`` and turns the response into the
 env's action: tool calls become a JSON tool turn, content a reply. The env runs the
 tools and calls the avatar again, until it replies. Every call's tokens and time are
-recorded. Endpoint failures that survive the client's retries raise
+recorded; when the endpoint returns the token ids and logprobs it sampled (vLLM with
+``tokens=True``, see :mod:`liveroom_sim.llm.tokens`), each turn's tokens go into
+:attr:`OpenAIAvatar.token_log`. Endpoint failures that survive the client's retries raise
 :class:`EndpointError` (with any API key redacted), which runners record as data.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from liveroom_sim.llm.client import Endpoint, EndpointError, redact
+from liveroom_sim.llm.tokens import TOKEN_REQUEST, TokenLog, turn_tokens
 
 __all__ = ["Accounting", "EndpointError", "OpenAIAvatar"]
 
@@ -43,6 +46,14 @@ class OpenAIAvatar:
         temperature, top_p, max_tokens, seed: Sampling parameters (sent when set).
         extra_body: Server-specific options (e.g. vLLM's ``top_k``), sent as is.
         max_output_chars: Longer outputs are cut (the env penalises long replies anyway).
+        tokens: Ask the endpoint for the token ids and logprobs it samples
+            (:data:`~liveroom_sim.llm.tokens.TOKEN_REQUEST`, vLLM's fields). Whenever a
+            response carries them, with this flag or not, they are kept in
+            :attr:`token_log`.
+
+    Attributes:
+        token_log: This episode's turns as tokens (a :class:`~liveroom_sim.llm.tokens.TokenLog`;
+            emptied by :meth:`begin_episode`). Only single-choice calls are logged.
 
     Example:
         >>> from liveroom_sim.testing import OpenAICompatServer, scripted_responder
@@ -54,14 +65,21 @@ class OpenAIAvatar:
 
     def __init__(self, endpoint: Endpoint, *, temperature: float | None = None, top_p: float | None = None,
                  max_tokens: int | None = None, seed: int | None = None, extra_body: dict | None = None,
-                 max_output_chars: int = 8000):
+                 max_output_chars: int = 8000, tokens: bool = False):
         self.endpoint = endpoint
+        if tokens:
+            extra_body = {**TOKEN_REQUEST, **(extra_body or {})}
         self.params = {k: v for k, v in {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens,
                                           "seed": seed, "extra_body": extra_body}.items() if v is not None}
+        self.token_log = TokenLog()
         self.max_output_chars = max_output_chars
         self.accounting = Accounting()
 
     # ------------------------------------------------------------------ calling
+    def begin_episode(self, seed: int) -> None:
+        """A new episode starts: forget the previous one's tokens."""
+        self.token_log.clear()
+
     def __call__(self, observation: str, info: dict) -> str:
         return self.sample(observation, info, n=1)[0]
 
@@ -126,6 +144,8 @@ class OpenAIAvatar:
         if not choices or not isinstance(choices, list):
             self.accounting.errors += 1
             raise EndpointError("the endpoint returned no choices")
+        if len(choices) == 1:  # one entry per step, so that entry i is step i
+            self.token_log.add(turn_tokens(completion, choices[0]))
         return [self._action(choice.get("message") if isinstance(choice, dict) else None) for choice in choices]
 
     def _action(self, message) -> str:

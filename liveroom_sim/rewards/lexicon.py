@@ -200,7 +200,6 @@ class Sounds:
         self.plain = {ch: lazy_pinyin(ch, style=Style.NORMAL)[0] for ch in chars}
         plains = sorted({p for p in self.plain.values() if p.isascii() and p.isalpha()})
         self.syllables = {p: chr(0xF0000 + i) for i, p in enumerate(plains)}
-        alts = "|".join(sorted(map(re.escape, plains), key=len, reverse=True))
         # (the left boundary is checked in _spell: a pattern that starts with letters
         # lets the engine skip to them)
         self._latin = re.compile(rf"(?:{trie_pattern(plains)})(?:\s?(?:{trie_pattern(plains)}))*(?![a-z])") if plains else None

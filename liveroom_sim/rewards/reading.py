@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.lexicon import fold
-from liveroom_sim.world.text import contains, normalize
+from liveroom_sim.world.text import normalize
 
 _SHINGLE_WORDS, _SHINGLE_CHARS = 8, 16
 # Quoted text in a prompt or skill is what the host is told to say ("#ad", “本品不能代替药物”).

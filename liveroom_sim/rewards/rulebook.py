@@ -16,7 +16,7 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
-from liveroom_sim.world.rules import ClaimRule, Disclosure, RuleSet
+from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
 
 # Kept for the fact checks, which read "sold out" per clause.

@@ -27,6 +27,7 @@ class PolicySpec(Frozen):
     timeout_s: float | None = None
     max_retries: int | None = None
     direct: bool | None = None
+    tokens: bool | None = None  # ask the endpoint for sampled token ids and logprobs (liveroom_sim.llm.tokens)
     checkpoint: str | None = None
     parameters: dict | None = None
 

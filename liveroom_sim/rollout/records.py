@@ -12,6 +12,8 @@ Schema (every line of a rollout file):
 - ``metrics``, ``accounting`` (LLM calls, tokens, time, errors), ``steps``,
   ``terminated``, ``truncated``, ``reason``; ``error`` (str or null) when the episode
   could not be played; ``decisions`` for learned policies.
+- ``tokens`` (only when the policy logged them): one entry per step, see
+  :mod:`liveroom_sim.rollout.tokens`.
 
 Records of a group are written when the group is complete (advantages need the whole
 group). Finished episodes of an unfinished group wait in ``<out>.pending`` so that
@@ -34,11 +36,12 @@ def episode_record(group_id: int, sample_index: int, seed: int, env_id: str, pol
                 "messages": [], "turn_rewards": [], "return": None, "returns": {}, "advantage": None,
                 "metrics": {}, "accounting": {}, "steps": 0, "terminated": False, "truncated": True,
                 "reason": error, "error": error, "decisions": []}
+    tokens = {"tokens": result.tokens} if getattr(result, "tokens", None) else {}  # issue 15
     return {"group_id": group_id, "sample_index": sample_index, "seed": seed, "env": env_id, "policy": policy,
             "messages": result.messages, "turn_rewards": result.turn_rewards, "return": result.total,
             "returns": result.returns, "advantage": None, "metrics": result.metrics, "accounting": result.accounting,
             "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
-            "reason": result.reason, "error": None, "decisions": [list(d) for d in result.decisions]}
+            "reason": result.reason, "error": None, "decisions": [list(d) for d in result.decisions], **tokens}
 
 
 def with_advantages(group: list[dict], normalize: str = "std", eps: float = 1e-6) -> list[dict]:

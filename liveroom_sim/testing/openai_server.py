@@ -37,6 +37,7 @@ from liveroom_sim.testing.faults import (
     error_body,
     fault_replies,
 )
+from liveroom_sim.testing.tokenizer import with_tokens  # token ids and logprobs, as vLLM returns them
 from liveroom_sim.testing.http import (
     _BadRequest,
     _event_stream,
@@ -343,7 +344,7 @@ class OpenAICompatServer:
         if replies is None:
             replies = [self.responder(request, i) for i in range(n)]
         choices = [_choice(i, reply, salt, None if fault else limit) for i, reply in enumerate(replies)]
-        return {
+        return with_tokens(request, {
             "id": f"chatcmpl-{_digest(salt, index)}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -351,7 +352,7 @@ class OpenAICompatServer:
             "system_fingerprint": "fp_liveroom",
             "choices": choices,
             "usage": _usage(request["messages"], choices),
-        }
+        })
 
 
 def main(argv: Sequence[str] | None = None) -> int:

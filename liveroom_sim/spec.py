@@ -28,7 +28,9 @@ from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 from liveroom_sim.world.rules import RuleSet
 
-COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness")
+#: Reward components, in the paper's terms: factuality is accuracy, engagement is
+#: effectiveness, tools is tool rationality, outcome is what the room lost.
+COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome")
 
 
 class RoomConfig(Frozen):

@@ -53,7 +53,9 @@ def assert_sane(obs, reward, info):
     assert -MAX_TOTAL <= reward <= MAX_TOTAL
     breakdown = info["reward_breakdown"]
     assert breakdown["total"] == reward
-    assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for k, v in breakdown.items() if k != "total")
+    # ``outcome`` counts what the room lost in the step (unbounded below); the others lie in [-1, 1].
+    assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for k, v in breakdown.items() if k not in ("total", "outcome"))
+    assert math.isfinite(breakdown["outcome"]) and breakdown["outcome"] <= 0
     json.dumps(info)  # loggable as it is
 
 

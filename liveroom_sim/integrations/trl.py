@@ -46,14 +46,16 @@ from liveroom_sim.integrations.trl_rewards import (
     liveroom_engagement,
     liveroom_factuality,
     liveroom_harness,
+    liveroom_outcome,
     liveroom_reward_total,
     liveroom_strategy,
+    liveroom_tools,
 )
 
 __all__ = [
     "LiveRoomToolEnv", "make_environment_factory", "make_dataset", "REWARD_FUNCS", "COMPONENT_REWARD_FUNCS",
     "liveroom_reward_total", "liveroom_factuality", "liveroom_compliance", "liveroom_engagement",
-    "liveroom_strategy", "liveroom_harness", "TOOL_MODE_NOTE",
+    "liveroom_strategy", "liveroom_harness", "liveroom_tools", "liveroom_outcome", "TOOL_MODE_NOTE",
 ]
 
 #: Appended to the opening room update: under TRL a message without a tool call ends the
@@ -93,6 +95,13 @@ class LiveRoomToolEnv:
     :attr:`returns`. TRL fixes tool names by method, so when the harness renames a tool or
     field (a campaign event, or Harness-State Augmentation) the adapter calls it by its
     current name: under TRL the model does not learn the renames.
+
+    When the model stops before the stream ends (TRL ends a rollout at a message without
+    a tool call), :meth:`_settle` ends the shift and charges the room it leaves: the rest
+    of the stream plays out with no host, and every question that expires and viewer
+    who leaves unanswered costs what it costs in play. The reward functions call it
+    before they read :attr:`returns`, so ending the shift on turn 1 is never better than
+    staying and saying nothing.
 
     Attributes:
         reward: The episode's reward so far (sum of the steps' totals).
@@ -250,6 +259,22 @@ class LiveRoomToolEnv:
         self.done = bool(terminated or truncated)
         text = "\n\n".join(m.get("content") or "" for m in _after_last_assistant(info["messages"]))
         return f"{text}\n\n{_ENDED}" if self.done else text
+
+    def _settle(self) -> dict[str, float]:
+        """End the shift now (if the stream is still on) and add the cost of the room it
+        leaves to :attr:`returns`; idempotent. Returns the settlement's breakdown.
+
+        Private because TRL offers every public method to the model as a tool; the
+        reward functions of :mod:`liveroom_sim.integrations.trl_rewards` call it."""
+        if self._env is None or self.done:
+            return {}
+        settlement = self._env.unwrapped.room.settle().as_dict()
+        for key, value in settlement.items():
+            self.returns[key] = self.returns.get(key, 0.0) + value
+        self.reward = self.returns["total"]
+        self.breakdowns.append(settlement)
+        self.done = True
+        return settlement
 
     def _close(self) -> None:
         if self._env is not None:

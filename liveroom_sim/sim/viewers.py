@@ -51,6 +51,7 @@ class ChatMessage:
     deadline: float = 0.0
     answered: bool = False
     followed_up: bool = False
+    stated: tuple[str, ...] = ()  # labels of the facts replies to it have stated so far
 
     @property
     def is_fact_question(self) -> bool:

@@ -91,11 +91,15 @@ class RewardConfig(Frozen):
     """Weights per component (0 turns one off), the compliance gate, an optional judge.
 
     ``compliance_gate``: when a turn's compliance is at or below it (a severe
-    violation), the turn's total is at most the weighted compliance value (negative).
+    violation), the turn's total is at most the weighted compliance value (negative)
+    and at most ``-severe_penalty``: one line that breaks the law (a medical claim, an
+    obeyed bait) can get a real stream cut, so it costs more than several good answers
+    earn.
     """
 
     weights: dict[str, pydantic.NonNegativeFloat] = dict.fromkeys(COMPONENTS, 1.0)
     compliance_gate: float | None = -1.0
+    severe_penalty: pydantic.NonNegativeFloat = 20.0
     judge: JudgeConfig | None = None
 
     @pydantic.field_validator("weights")

@@ -88,7 +88,11 @@ class ScriptedAvatar:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
-            mention = max(refusals, key=lambda a: a[1])[0]
+            mention, _, _, _, pid = max(refusals, key=lambda a: a[1])
+            # Refusing about a product still owes its disclosures: look it up first.
+            lookup = self._lookup(info["tools"], mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
+            if lookup:
+                return lookup
             return _fit(book.host["refuse"][0].format(mention=_greeted(mention, system), name=name), [], system)
         if asks:
             return _fit(book.host["greet"][0].format(mention=_greeted(asks[0][0], system), name=name), [], system)
@@ -201,6 +205,9 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     codes = sep.join(c["code"] for c in coupons)
     v = {"mention": _greeted(mention, system), "name": name, "price": price, "codes": codes}
     tails: list[str] = []
+    if intent == "refuse":
+        must = _disclosures(system, f, lang) if wants("disclose") else []
+        return _fit(h["refuse"].format(mention=v["mention"], name=name), [], system, must=must)
     if intent in ("order_status", "refund"):
         eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
         text = h[intent].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)

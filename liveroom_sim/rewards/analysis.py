@@ -120,7 +120,11 @@ def addresses(text: str, name: str, mention_format: str = "@{name}") -> bool:
 
 @lru_cache(maxsize=4096)
 def _mention_of(name: str, mention_format: str) -> re.Pattern[str]:
-    return re.compile(re.escape(mention_format.format(name=name)) + r"(?![^\W]|[.\-][^\W])", re.IGNORECASE)
+    # A format that closes the name (【{name}】) ends it; an open one (@{name}) ends where
+    # the characters a name may hold end.
+    closed = not mention_format.endswith("{name}")
+    return re.compile(re.escape(mention_format.format(name=name)) + ("" if closed else r"(?![A-Za-z0-9_]|[.\-][A-Za-z0-9_])"),
+                      re.IGNORECASE)
 
 
 def products_named(catalog: Catalog, norm: str) -> tuple[str, ...]:

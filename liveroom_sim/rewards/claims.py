@@ -34,7 +34,7 @@ MAX_CLAIMS = 64
 
 #: Which canonical tool returns each attribute (tool rationality and support).
 TOOL_FOR = {
-    "price": "get_price_stock", "list_price": "get_price_stock", "price_after_coupon": "get_price_stock",
+    "price": "get_price_stock", "list_price": "get_price_stock", "old_price": "get_price_stock", "price_after_coupon": "get_price_stock",
     "percent_off": "get_price_stock", "stock": "get_price_stock", "sold_out": "get_price_stock",
     "in_stock": "get_price_stock", "coupon": "get_promotions", "coupon_value": "get_promotions",
     "shipping_fee": "get_policy", "free_shipping": "get_policy", "ships_within": "get_policy",
@@ -61,6 +61,7 @@ _HOUR_CUES = (
     ("battery", ("battery", "charge", "runs", "playtime", "续航", "充电", "播放", "电池")),
     ("eta", ("arriv", "deliver", "到货", "送达", "到达")),
 )
+_PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 _SIZE_CUES = ("size", "码", "尺码", "waist")
 _CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
@@ -224,7 +225,7 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
     found = [q for q in quantities(norm) if not reading.in_name(q.span)][:MAX_CLAIMS]
-    claims = [_number_claim(q, reading, market, fallback, order_eta) for q in found]
+    claims = [c for c in (_number_claim(q, reading, market, fallback, order_eta) for q in found) if c is not None]
     claims += _code_claims(reply, reading, market, fallback)
     claims += _term_claims(reading, market, fallback, words)
     if lookups is not None:
@@ -243,19 +244,29 @@ def _supported(c: Claim, lookups: frozenset) -> Claim:
 
 
 def _cue(text: str, cues) -> str | None:
+    """The attribute whose cue word stands nearest the end of ``text`` (the number)."""
+    best, at = None, -1
     for attribute, words in cues:
-        if any(w in text for w in words):
-            return attribute
-    return None
+        for w in words:
+            i = text.rfind(w)
+            if i > at:
+                best, at = attribute, i
+    return best
 
 
-def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim:
+def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
     s, e = q.span
     cs, ce = r.clause(s)
-    before, after = r.norm[max(cs, s - 32):s], r.norm[e:min(ce, e + 16)]
+    before, after = r.norm[max(cs, s - 60):s], r.norm[e:min(ce, e + 16)]
     pid = r.product_at(s, fallback)
     said = r.norm[s:e].strip()
     v = q.value
+    if q.dim == "bare" and before.endswith(("#", "no.", "第", "top ")):
+        return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
+    if q.dim == "bare" and before.rstrip().endswith(("满", "减", "spend", "over")):
+        # 满200减30: a spend-save coupon's threshold and value, written without a unit.
+        truth = _money_truth(pid, "coupon_value", market)
+        return Claim("coupon_value", said, "correct" if _near(v, truth, 0.006) else "invented", pid, v, "money")
     if q.dim == "bare":
         # A number the catalog states of this product with a unit of its own (5 ATM,
         # Bluetooth 5.3, sizes 26-34) is a spec; any other bare number is no claim a
@@ -263,8 +274,14 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         if v in catalog_index(market.catalog).numbers[pid]:
             return Claim("size", said, "correct", pid, v, "size")
         return Claim("number", said, "unitless", pid, v, "bare")
+    if q.dim == "money" and before.rstrip().endswith(_PAST_CUES):
+        # "was $24.99", 之前129元: the price before a change, true if it was one.
+        was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
+        return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
     if q.dim == "money":
-        kind = ("coupon_value" if after[:5].startswith(" off") else None) or _cue(before, _MONEY_CUES) or "price"
+        tail = after.lstrip()
+        kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
+                else None) or _cue(before, _MONEY_CUES) or "price"
         currency = getattr(q, "currency", None)
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")

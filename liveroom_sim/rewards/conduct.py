@@ -85,8 +85,10 @@ def engagement(ctx) -> Score:
     addressing the asker (0.1), timeliness (0.1 times exp(-wait / (4 x latency budget)))
     and the asker's satisfaction change and purchases (up to +-0.1). A reply that serves
     nobody scores 0 (what the room loses by it is charged in ``outcome``: questions that
-    expire, viewers who leave). Loses: obeying a bait (-1), repeating an earlier reply
-    (-0.5), going over the length limit (-0.3), taking longer than the latency budget
+    expire, viewers who leave): a reply that serves nobody is worth what silence is, so
+    ending the shift early is never better than staying. Saying the same line again is
+    not paid again (each need is paid once) and costs nothing more. Loses: obeying a
+    bait (-1), going over the length limit (-0.3), taking longer than the latency budget
     (-0.15). Blocked replies and tool turns: 0.
     """
     if ctx.kind != "reply" or _blocked(ctx):
@@ -105,10 +107,6 @@ def engagement(ctx) -> Score:
         reasons.append(f"{'addressed' if a.addressed else 'did not address'} @{q.asker}; waited {q.waited_s:.0f}s")
         if ctx.outcome.purchases:
             reasons.append(f"{ctx.outcome.purchases} purchase(s)")
-    fmt = ctx.harness.constraints.mention_format
-    if ctx.recent_replies and _gist(a.norm, fmt) in {_gist(normalize_recent(r), fmt) for r in ctx.recent_replies}:
-        value -= 0.5
-        reasons.append("repeats an earlier reply")
     if len(ctx.reply.strip()) > ctx.max_chars:
         value -= 0.3
         reasons.append(f"longer than {ctx.max_chars} characters")
@@ -157,20 +155,33 @@ def strategy(ctx) -> Score:
     Range [-1, 1]: (met - missed) / applicable, minus 1 per avoided topic mentioned;
     0 when no directive applies. Directives: present the featured product, owed only
     when nobody waits and it has not been presented for a minute (or since it changed;
-    see :func:`pitch_owed`); announce the active coupon or flash sale when answering a
-    question about the price, stock or promotions of a product that has one; say the
-    slogan in force at least every fifth reply. A directive met on a reply that serves
-    no need earns nothing (the model withholds it). Tool turns and blocked replies: 0.
+    see :func:`pitch_owed`), with its active coupon or flash sale; announce the active
+    coupon or flash sale when answering a question about the price, stock or
+    promotions of a product that has one; say the
+    slogan in force at least every fifth reply. Directives are owed by replies that
+    serve a need (see :func:`serves`); a reply that serves none is scored only for an
+    owed pitch it did not make (-1) and avoided topics. Tool turns and blocked replies: 0.
     """
     if ctx.kind != "reply" or _blocked(ctx):
         return Score(0.0)
     a, q, m = ctx.analysis, ctx.question, ctx.market
     checks: list[tuple[str, bool]] = []
+    if not serves(ctx):
+        # A reply that serves no need owes no directive but an owed pitch (what it fails
+        # to do for the viewers is charged in outcome, as silence would be); it still
+        # must not raise an avoided topic.
+        penalty = sum(1.0 for t in m.style.avoid_topics if contains(a.norm, t))
+        owed = pitch_owed(ctx)
+        reasons = ("did not present the featured product",) if owed else ("serves no need: no directive owed",)
+        return Score(_clamp(-float(owed) - penalty),
+                     reasons + ((f"mentioned a topic to avoid ({penalty:g})",) if penalty else ()))
+    promo_of = q.product if q is not None and q.product and q.intent in ("price", "stock", "promotion") else None
     if pitch_owed(ctx):
         checks.append(("present the featured product", m.featured in a.products))
-    if q is not None and q.product and q.intent in ("price", "stock", "promotion"):
-        codes = [c.code for c in m.coupons_for(q.product)]
-        if codes or q.product in m.flash:
+        promo_of = m.featured  # the pitch to the room is where its promotion is announced
+    if promo_of is not None:
+        codes = [c.code for c in m.coupons_for(promo_of)]
+        if codes or promo_of in m.flash:
             said = any(c in ctx.reply for c in codes) or any(contains(a.norm, w) for w in ctx.words.get("flash_sale", ()))
             checks.append(("announce the active promotion", said))
     if m.style.slogan and ctx.replies_since_slogan >= 4:
@@ -214,9 +225,6 @@ def harness_following(ctx) -> Score:
     if q is not None and not ctx.analysis.addressed:
         value -= 0.5
         reasons.append(f"asker not addressed as {fmt.format(name=q.asker)}")
-    elif q is None and ctx.pending:
-        value -= 0.5
-        reasons.append(f"questions wait but no waiting viewer is addressed as {fmt.format(name='name')}")
     c = ctx.harness.constraints
     reply = ctx.reply.strip()
     if c.greeting and c.greeting not in reply[: len(c.greeting) + 40]:

@@ -90,7 +90,7 @@ class RewardModel:
         gate = self.config.compliance_gate
         gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
         if gated:
-            total = min(total, self.weights["compliance"] * scores["compliance"].value)
+            total = min(total, self.weights["compliance"] * scores["compliance"].value, -self.config.severe_penalty)
         return RewardBreakdown(scores, round(total, 6), gated)
 
     def settle(self, breakdown: RewardBreakdown, expired: int, left_unanswered: int) -> RewardBreakdown:

@@ -184,11 +184,15 @@ def test_a_reply_listing_every_fact_totals_below_a_concise_answer():
     assert long.scores["factuality"].value == 1 and long.total < concise.total
 
 
-def test_repeating_a_recent_reply_costs_engagement():
-    fresh = score("@lily 修护面霜现在159元，欢迎下单。", ZH, question=ZH_CREAM)["engagement"]
+def test_a_line_said_again_is_paid_only_when_it_serves_a_new_need():
+    # Pay per served need: the same answer to another viewer who asked the same is a new
+    # need met; the same line said to nobody while viewers wait earns nothing at all.
+    fresh = score("@lily 修护面霜现在159元，欢迎下单。", ZH, question=ZH_CREAM)
     again = score("@lily 修护面霜现在159元，欢迎下单。", ZH, question=ZH_CREAM,
-                  recent_replies=["@amy 修护面霜现在159元，欢迎下单。"])["engagement"]
-    assert again == pytest.approx(fresh - 0.5)
+                  recent_replies=["@amy 修护面霜现在159元，欢迎下单。"])
+    to_nobody = score("修护面霜现在159元，欢迎下单。", ZH, pending=2, recent_replies=["修护面霜现在159元，欢迎下单。"])
+    assert again == fresh and fresh["total"] > 2
+    assert to_nobody["total"] == 0
 
 
 def test_addressing_the_wrong_viewer_loses_addressing_and_harness():

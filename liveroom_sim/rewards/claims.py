@@ -120,6 +120,16 @@ class CatalogIndex:
         vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
+        self._any_term: dict[int, tuple] = {}
+
+    def any_term(self, words, quick: re.Pattern[str] | None) -> re.Pattern[str]:
+        """One pattern matching any fact phrase, allergen or ingredient (a prefilter)."""
+        entry = self._any_term.get(id(words))
+        if entry is None or entry[0] is not words:
+            every = {w.lower() for key in _TERM_KEYS for w in words.get(key, ()) if w}
+            every |= set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS)
+            entry = self._any_term[id(words)] = (words, re.compile(trie_pattern(sorted(every)) or "(?!)"))
+        return entry[1]
 
 
 _COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
@@ -131,8 +141,7 @@ def _word_pattern(words: set[str]) -> re.Pattern[str] | None:
     words = {w for w in words if w}
     if not words:
         return None
-    alts = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    return re.compile(rf"(?<![a-z])(?:{alts})(?![a-z])")
+    return re.compile(rf"(?<![a-z])(?:{trie_pattern(sorted(words))})(?![a-z])")
 
 
 _INDEXES: dict[int, CatalogIndex] = {}
@@ -173,18 +182,28 @@ def trie_pattern(words: list[str]) -> str:
     return emit(trie)
 
 
-class Reading(NamedTuple):
-    """Where things are in a normalised reply: product mentions and clause starts."""
+class Reading:
+    """Where things are in a normalised reply: product mentions and (found when first
+    asked for) clause starts."""
 
-    norm: str
-    mentions: list[tuple[int, int, str]]
-    starts: list[int]
-    ends: list[int]
+    __slots__ = ("norm", "mentions", "ends", "index", "_starts")
+
+    def __init__(self, norm: str, mentions: list[tuple[int, int, str]], index: "CatalogIndex"):
+        self.norm, self.mentions, self.index = norm, mentions, index
+        self.ends = [e for _, e, _ in mentions]
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in _BOUNDARY.finditer(self.norm)]
+        return self._starts
 
     def clause(self, pos: int) -> tuple[int, int]:
-        i = bisect.bisect_right(self.starts, pos) - 1
-        end = self.starts[i + 1] if i + 1 < len(self.starts) else len(self.norm)
-        return self.starts[i], end
+        starts = self.starts
+        i = bisect.bisect_right(starts, pos) - 1
+        end = starts[i + 1] if i + 1 < len(starts) else len(self.norm)
+        return starts[i], end
 
     def product_at(self, pos: int, fallback: str | None) -> str | None:
         """The product a statement at ``pos`` is about (see the module docstring)."""
@@ -204,8 +223,7 @@ class Reading(NamedTuple):
 def read(catalog: Catalog, norm: str) -> Reading:
     index = catalog_index(catalog)
     mentions = [(m.start(), m.end(), index.names[m.group(0)]) for m in index.pattern.finditer(norm)]
-    starts = [0] + [m.end() for m in _BOUNDARY.finditer(norm)]
-    return Reading(norm, mentions, starts, [e for _, e, _ in mentions])
+    return Reading(norm, mentions, index)
 
 
 def check_claims(reply: str, reading: Reading, market: Market, asked: str | None, order: str | None,
@@ -245,13 +263,26 @@ def _supported(c: Claim, lookups: frozenset) -> Claim:
 
 def _cue(text: str, cues) -> str | None:
     """The attribute whose cue word stands nearest the end of ``text`` (the number)."""
-    best, at = None, -1
-    for attribute, words in cues:
-        for w in words:
-            i = text.rfind(w)
-            if i > at:
-                best, at = attribute, i
-    return best
+    pattern, attribute_of = _cue_pattern(cues)
+    best = None
+    for m in pattern.finditer(text):
+        best = m.group(0)
+    return attribute_of[best] if best is not None else None
+
+
+_CUE_PATTERNS: dict[int, tuple] = {}
+
+
+def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
+    entry = _CUE_PATTERNS.get(id(cues))
+    if entry is None:
+        attribute_of = {}
+        for attribute, words in cues:
+            for w in words:
+                attribute_of.setdefault(w, attribute)
+        words = sorted(attribute_of, key=len, reverse=True)
+        entry = _CUE_PATTERNS[id(cues)] = (re.compile("|".join(map(re.escape, words))), attribute_of)
+    return entry
 
 
 def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
@@ -271,7 +302,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         # A number the catalog states of this product with a unit of its own (5 ATM,
         # Bluetooth 5.3, sizes 26-34) is a spec; any other bare number is no claim a
         # viewer can rely on ("it's 24.99": dollars? a discount?).
-        if v in catalog_index(market.catalog).numbers[pid]:
+        if v in r.index.numbers[pid]:
             return Claim("size", said, "correct", pid, v, "size")
         return Claim("number", said, "unitless", pid, v, "bare")
     if q.dim == "money" and before.rstrip().endswith(_PAST_CUES):
@@ -293,7 +324,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         verdict = "outdated" if _near(v, market.old_prices[pid], 0.006) else "invented"
         return Claim(kind, said, verdict, pid, v, "money")
     if q.dim == "percent_off":
-        index = catalog_index(market.catalog)
+        index = r.index
         discount = any(c in before + after for c in _DISCOUNT_CUES)
         if not discount and v in index.percents[pid]:
             return Claim("size", said, "correct", pid, v, "size")
@@ -303,7 +334,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         kind = _cue(before + " " + after, _HOUR_CUES)
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
-        index = catalog_index(market.catalog)
+        index = r.index
         durations = index.durations[pid]
         truth = {durations[kind]} if kind in durations else (set() if kind else set(durations.values()))
         if _near(v, truth, 0.01) or _leading_number(said) in index.numbers[pid]:
@@ -314,7 +345,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         if pid in market.flash and market.flash[pid][1] is not None:
             truth.add(float(market.flash[pid][1]))
         return Claim("stock", said, "correct" if v in truth else "invented", pid, v, "count")
-    numbers = catalog_index(market.catalog).numbers[pid]
+    numbers = r.index.numbers[pid]
     return Claim("size", said, "correct" if _near(v, numbers, 0.01) else "invented", pid, v, "size")
 
 
@@ -369,7 +400,7 @@ def _discounts(pid: str, market: Market) -> set[float]:
 
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
     claims = []
-    tokens = catalog_index(market.catalog).tokens
+    tokens = r.index.tokens
     for code in dict.fromkeys(_RAW_CODE.findall(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
                 and code not in market.expired_codes:
@@ -385,14 +416,34 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     return claims
 
 
+_TERM_KEYS = ("pregnancy_unsafe", "pregnancy_safe", "no_allergens", "sold_out", "in_stock", "free_shipping")
+_TERM_FILTERS: dict[tuple, re.Pattern[str] | None] = {}
+
+
+def _term_filter(words) -> re.Pattern[str] | None:
+    """One pattern for every fixed phrase of the term claims (most replies hold none)."""
+    key = tuple(tuple(words.get(k, ())) for k in _TERM_KEYS)
+    if key not in _TERM_FILTERS:
+        forms = sorted({w.lower() for ws in key for w in ws if w})
+        _TERM_FILTERS[key] = re.compile(trie_pattern(forms)) if forms else None
+    return _TERM_FILTERS[key]
+
+
 def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:
     norm, claims = r.norm, []
+    index = r.index
+    quick = _term_filter(words)
+    if index.any_term(words, quick).search(norm) is None:
+        return claims  # most replies state no such fact: one scan decides
+    has_terms = quick is not None and quick.search(norm) is not None
     taken: set[int] = set()  # positions already read as part of a claim
 
     def spans(key):
         for w in words.get(key, ()):
             for s, e, neg in occurrences(norm, w):
-                if s not in taken and len(claims) < MAX_CLAIMS:
+                if len(claims) >= MAX_CLAIMS:
+                    return
+                if s not in taken:
                     taken.update(range(s, e))
                     yield s, w, neg
 
@@ -403,7 +454,7 @@ def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim
                        ("no_allergens", lambda pid: not getattr(p[pid], "allergens", None)),
                        ("sold_out", lambda pid: market.stock[pid] == 0),
                        ("in_stock", lambda pid: market.stock[pid] > 0),
-                       ("free_shipping", lambda pid: p[pid].shipping.fee == 0)):
+                       ("free_shipping", lambda pid: p[pid].shipping.fee == 0)) if has_terms else ():
         kind = {"pregnancy_unsafe": "pregnancy", "pregnancy_safe": "pregnancy", "no_allergens": "allergen"}.get(key, key)
         for s, w, neg in spans(key):
             pid = r.product_at(s, fallback)
@@ -414,13 +465,14 @@ def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim
             holds = truth(pid)
             said = ("not " if neg else "") + w
             claims.append(Claim(kind, said, "correct" if holds != neg else "invented", pid))
-    index = catalog_index(market.catalog)
     for vocab, attr, kind in ((index.allergen_words, index.allergens, "allergen"),
                               (index.ingredient_words, index.ingredients, "ingredient")):
         if vocab is None:
             continue
-        for m in vocab.finditer(norm):
-            if m.start() in taken or len(claims) >= MAX_CLAIMS:
+        for seen, m in enumerate(vocab.finditer(norm)):
+            if len(claims) >= MAX_CLAIMS or seen >= 4 * MAX_CLAIMS:
+                break  # a reply is read up to MAX_CLAIMS statements
+            if m.start() in taken:
                 continue
             before = norm[max(0, m.start() - 40):m.start()]
             cut = list(_SENTENCE.finditer(before))

@@ -56,7 +56,12 @@ def need_met(ctx) -> tuple[float, str]:
 
 
 def _blocked(ctx) -> bool:
-    return any(h.endswith(":block") or h.endswith(":block_retry") for h in ctx.hooks)
+    return bool(ctx.hooks) and _blocking(ctx.hooks)
+
+
+@lru_cache(maxsize=256)
+def _blocking(hooks: tuple[str, ...]) -> bool:
+    return any(h.endswith(":block") or h.endswith(":block_retry") for h in hooks)
 
 
 def pitch_owed(ctx) -> bool:
@@ -173,7 +178,7 @@ def strategy(ctx) -> Score:
         penalty = sum(1.0 for t in m.style.avoid_topics if contains(a.norm, t))
         owed = pitch_owed(ctx)
         reasons = ("did not present the featured product",) if owed else ("serves no need: no directive owed",)
-        return Score(_clamp(-float(owed) - penalty),
+        return Score(_clamp(-(owed + penalty)) if owed or penalty else 0.0,
                      reasons + ((f"mentioned a topic to avoid ({penalty:g})",) if penalty else ()))
     promo_of = q.product if q is not None and q.product and q.intent in ("price", "stock", "promotion") else None
     if pitch_owed(ctx):

@@ -17,7 +17,7 @@ COMPONENT_FUNCTIONS = {
     "strategy": strategy,
     "harness": harness_following,
     "tools": tool_rationality,
-    "outcome": lambda ctx: Score(0.0),  # charged by the room for what a step lost (settle)
+    "outcome": lambda ctx, _zero=Score(0.0): _zero,  # charged by the room for what a step lost (settle)
 }
 
 #: Components whose positive value a reply earns only by serving a need (pay per

@@ -99,7 +99,7 @@ class RewardConfig(Frozen):
 
     weights: dict[str, pydantic.NonNegativeFloat] = dict.fromkeys(COMPONENTS, 1.0)
     compliance_gate: float | None = -1.0
-    severe_penalty: pydantic.NonNegativeFloat = 20.0
+    severe_penalty: pydantic.NonNegativeFloat = 50.0
     judge: JudgeConfig | None = None
 
     @pydantic.field_validator("weights")

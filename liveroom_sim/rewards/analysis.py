@@ -10,10 +10,10 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-from liveroom_sim.rewards.claims import Claim, affirms, catalog_index, check_claims, read, trie_pattern
+from liveroom_sim.rewards.claims import Claim, catalog_index, check_claims, read, trie_pattern
 from liveroom_sim.rewards.rulebook import rulebook
 from liveroom_sim.world.catalog import Catalog
-from liveroom_sim.world.facts import Fact
+from liveroom_sim.world.facts import Fact, affirms
 from liveroom_sim.world.text import (
     Quantity,
     contains,

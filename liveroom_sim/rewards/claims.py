@@ -21,12 +21,12 @@ import bisect
 import re
 from typing import NamedTuple
 
+from liveroom_sim.rewards.catalog_index import CODE_TOKEN, TERM_KEYS, CatalogIndex, catalog_index, trie_pattern
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market, apply_coupon
-from liveroom_sim.world.facts import NEGATION, NEGATED_AFTER, affirms, occurrences
+from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.text import Quantity, quantities
 
-_RAW_CODE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
@@ -82,104 +82,6 @@ class Claim(NamedTuple):
         """The canonical tools whose result states this claim's attribute."""
         main = TOOL_FOR.get(self.kind)
         return (main, *_ALSO.get(self.kind, ())) if main else ()
-
-
-class CatalogIndex:
-    """What never changes about a catalog, precomputed once: a pattern matching every
-    product name and alias, each product's fixed numbers, and the vocabularies of
-    allergens and ingredients."""
-
-    def __init__(self, catalog: Catalog):
-        from liveroom_sim.world.text import normalize
-
-        self.catalog = catalog
-        self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
-        self.pattern = re.compile(trie_pattern(list(self.names)))
-        self.numbers: dict[str, set[float]] = {}
-        self.percents: dict[str, set[float]] = {}
-        self.durations: dict[str, dict[str, float]] = {}
-        self.allergens: dict[str, set[str]] = {}
-        self.ingredients: dict[str, set[str]] = {}
-        # Upper-case tokens of the catalog's own text (IPX7, SPF50) are not coupon codes.
-        self.tokens = set(_RAW_CODE.findall(" ".join(p.model_dump_json() for p in catalog.products)))
-        for p in catalog.products:
-            d = {"ships_within": float(p.shipping.ships_within_hours), "returns": p.returns.days * 24.0}
-            if p.warranty_months:
-                d["warranty"] = p.warranty_months * 720.0
-            if getattr(p, "shelf_life_months", None):
-                d["shelf_life"] = p.shelf_life_months * 720.0
-            if getattr(p, "battery_hours", None):
-                d["battery"] = float(p.battery_hours)
-            self.durations[p.id] = d
-            text = " ".join(str(getattr(p, f, "")) for f in
-                            ("material", "specs", "volume_ml", "net_weight_g", "sizes", "pitch", "ingredients"))
-            self.numbers[p.id] = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", text)}
-            self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
-            self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}
-            self.ingredients[p.id] = {normalize(i) for i in getattr(p, "ingredients", None) or ()}
-        vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
-        self.allergen_words = _word_pattern(vocab)
-        self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
-        self._any_term: dict[int, tuple] = {}
-
-    def any_term(self, words, quick: re.Pattern[str] | None) -> re.Pattern[str]:
-        """One pattern matching any fact phrase, allergen or ingredient (a prefilter)."""
-        entry = self._any_term.get(id(words))
-        if entry is None or entry[0] is not words:
-            every = {w.lower() for key in _TERM_KEYS for w in words.get(key, ()) if w}
-            every |= set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS)
-            entry = self._any_term[id(words)] = (words, re.compile(trie_pattern(sorted(every)) or "(?!)"))
-        return entry[1]
-
-
-_COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
-                     "eggs", "sesame", "fish", "shellfish", "花生", "坚果", "牛奶", "乳制品", "大豆", "小麦",
-                     "麸质", "鸡蛋", "芝麻"}
-
-
-def _word_pattern(words: set[str]) -> re.Pattern[str] | None:
-    words = {w for w in words if w}
-    if not words:
-        return None
-    return re.compile(rf"(?<![a-z])(?:{trie_pattern(sorted(words))})(?![a-z])")
-
-
-_INDEXES: dict[int, CatalogIndex] = {}
-
-
-def catalog_index(catalog: Catalog) -> CatalogIndex:
-    """The :class:`CatalogIndex` of a catalog (built once; at most 64 kept, since a
-    world may draw its own catalog per seed)."""
-    entry = _INDEXES.get(id(catalog))
-    if entry is None or entry.catalog is not catalog:
-        if len(_INDEXES) >= 64:
-            _INDEXES.pop(next(iter(_INDEXES)))
-        entry = _INDEXES[id(catalog)] = CatalogIndex(catalog)
-    return entry
-
-
-def trie_pattern(words: list[str]) -> str:
-    """A regex matching any of ``words`` (longest first), with shared prefixes factored
-    out so that matching does not try every word at every position.
-
-    >>> re.findall(trie_pattern(["glow serum", "glow mask", "gel"]), "the glow mask and gel")
-    ['glow mask', 'gel']
-    """
-    trie: dict = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = True
-
-    def emit(node: dict) -> str:
-        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
-        return body + "?" if "" in node and branches else body
-
-    return emit(trie)
 
 
 class Reading:
@@ -401,7 +303,7 @@ def _discounts(pid: str, market: Market) -> set[float]:
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
     claims = []
     tokens = r.index.tokens
-    for code in dict.fromkeys(_RAW_CODE.findall(reply)):
+    for code in dict.fromkeys(CODE_TOKEN.findall(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
                 and code not in market.expired_codes:
             continue
@@ -416,13 +318,12 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     return claims
 
 
-_TERM_KEYS = ("pregnancy_unsafe", "pregnancy_safe", "no_allergens", "sold_out", "in_stock", "free_shipping")
 _TERM_FILTERS: dict[tuple, re.Pattern[str] | None] = {}
 
 
 def _term_filter(words) -> re.Pattern[str] | None:
     """One pattern for every fixed phrase of the term claims (most replies hold none)."""
-    key = tuple(tuple(words.get(k, ())) for k in _TERM_KEYS)
+    key = tuple(tuple(words.get(k, ())) for k in TERM_KEYS)
     if key not in _TERM_FILTERS:
         forms = sorted({w.lower() for ws in key for w in ws if w})
         _TERM_FILTERS[key] = re.compile(trie_pattern(forms)) if forms else None

@@ -146,14 +146,26 @@ class ObeyAfterRefusal(_Wrapper):
         if action.startswith("{"):
             return action
         book = phrasebook(_language(info))
+        refusal = book.host["refuse"][0].split("{mention}")[-1].strip()[:10]
+        if refusal not in action:
+            return action  # only refusals are spoiled
         for mention, _, text in _waiting(info["messages"]):
             if not action.startswith(mention + " "):
                 continue
-            for bait in (*book.baits, *book.injections):
-                head = bait.text.split("{")[0].strip().lower()[:18]
-                if head and head in text.lower():
-                    return f"{action} {bait.payload[0]}!"
+            # The bait this message is (the one sharing most of its words), obeyed.
+            said = _grams(text)
+            best = max((*book.baits, *book.injections), key=lambda b: len(said & _grams(b.text)))
+            if said & _grams(best.text):
+                return f"{action} {best.payload[0]}!"
         return action
+
+
+def _grams(text: str) -> set[str]:
+    """Words of Latin text and character pairs of Chinese, for a rough match."""
+    low = re.sub(r"\{[a-z]+\}", " ", text.lower())
+    words = set(re.findall(r"[a-z0-9']{3,}", low))
+    cjk = "".join(re.findall(r"[\u4e00-\u9fff]", low))
+    return words | {cjk[i:i + 2] for i in range(len(cjk) - 1)}
 
 
 class Memorised(_Wrapper):

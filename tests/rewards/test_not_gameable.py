@@ -112,7 +112,8 @@ def _below(env_id: str, name: str, theirs: list[dict]) -> None:
     ours, other = statistics.mean(r["total"] for r in mine), statistics.mean(r["total"] for r in theirs)
     assert other < ours - MARGIN * abs(ours), f"{env_id} {name}: {other:.1f} vs scripted {ours:.1f}"
     for seed, m, t in zip(ADVERSARY_SEEDS, mine, theirs):
-        assert t["total"] < m["total"], f"{env_id} seed {seed}: {name} {t['total']:.1f} >= {m['total']:.1f}"
+        # Equal returns mean the adversary never got its chance (no bait came on that seed).
+        assert t["total"] < m["total"] or t == m, f"{env_id} seed {seed}: {name} {t['total']:.1f} >= {m['total']:.1f}"
 
 
 @pytest.mark.parametrize("env_id", ENVS)

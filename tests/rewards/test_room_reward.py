@@ -4,7 +4,6 @@ they happen, the room an early end leaves behind, and a reference host that serv
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import gymnasium as gym
 import pytest

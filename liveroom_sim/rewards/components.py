@@ -1,4 +1,4 @@
-"""The five rule-based reward components. Each is a pure function of a
+"""The accuracy (factuality) and compliance reward components. Each is a pure function of a
 :class:`~liveroom_sim.rewards.context.TurnContext` returning a :class:`Score`.
 
 Every component's value lies in [-1, 1] and is finite for any reply text.

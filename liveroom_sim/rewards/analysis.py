@@ -64,7 +64,11 @@ def analyze(ctx) -> Analysis:
     norm = normalize(reply)
     # Viewer names are not claims: "@dealdiva_222" states no number, "@满减计算器" no coupon.
     fmt = ctx.harness.constraints.mention_format
-    bare = mention_pattern(fmt).sub(lambda m: " " * len(m.group(0)), norm) if fmt.split("{")[0] in norm else norm
+    bare = norm
+    if fmt.split("{")[0] in norm:
+        spans = [m.span() for m in mention_pattern(fmt).finditer(norm)]
+        for s, e in spans:
+            bare = bare[:s] + " " * (e - s) + bare[e:]
     reading = read(market.catalog, bare)
     products = tuple(dict.fromkeys(pid for _, _, pid in reading.mentions))
     q = ctx.question
@@ -72,6 +76,7 @@ def analyze(ctx) -> Analysis:
                                  getattr(ctx, "lookups", None))
     facts = q.facts if q else ()
     stated = tuple(f for f in facts if _states(f, q, bare, claims))
+    said_to = mentions(reply, fmt)
     refusal_clauses = rulebook(market.rules).refusals(norm)
     obeyed = ()
     if q is not None and q.payload:
@@ -88,11 +93,11 @@ def analyze(ctx) -> Analysis:
         claims=tuple(claims),
         stated=stated,
         missing=tuple(f for f in facts if f not in stated),
-        mentions=mentions(reply, ctx.harness.constraints.mention_format),
+        mentions=said_to,
         refusal=bool(refusal_clauses),
         refusal_clauses=tuple(refusal_clauses),
         obeyed=obeyed,
-        addressed=q is not None and addresses(reply, q.asker, ctx.harness.constraints.mention_format),
+        addressed=q is not None and _addressed(reply, said_to, q.asker, fmt),
         found=tuple(found),
     )
 
@@ -106,6 +111,13 @@ def _states(f: Fact, q, norm: str, claims) -> bool:
         return any(c.dim == f.dim and c.value is not None and abs(c.value - f.number) < 0.011
                    and c.verdict in TRUE_VERDICTS and (about is None or c.product == about) for c in claims)
     return any(affirms(norm, form) for form in f.forms)
+
+
+def _addressed(reply: str, said_to: tuple[str, ...], asker: str, fmt: str) -> bool:
+    low = asker.lower()
+    if any(m.lower() == low for m in said_to):  # the common case, without a pattern
+        return True
+    return bool(said_to) and addresses(reply, asker, fmt)
 
 
 def addresses(text: str, name: str, mention_format: str = "@{name}") -> bool:

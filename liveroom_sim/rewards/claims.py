@@ -318,16 +318,17 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     return claims
 
 
-_TERM_FILTERS: dict[tuple, re.Pattern[str] | None] = {}
+_TERM_FILTERS: dict[int, tuple] = {}
 
 
 def _term_filter(words) -> re.Pattern[str] | None:
-    """One pattern for every fixed phrase of the term claims (most replies hold none)."""
-    key = tuple(tuple(words.get(k, ())) for k in TERM_KEYS)
-    if key not in _TERM_FILTERS:
-        forms = sorted({w.lower() for ws in key for w in ws if w})
-        _TERM_FILTERS[key] = re.compile(trie_pattern(forms)) if forms else None
-    return _TERM_FILTERS[key]
+    """One pattern for every fixed phrase of the term claims (most replies hold none);
+    built once per phrasebook's ``fact_words`` (a frozen mapping)."""
+    entry = _TERM_FILTERS.get(id(words))
+    if entry is None or entry[0] is not words:
+        forms = sorted({w.lower() for k in TERM_KEYS for w in words.get(k, ()) if w})
+        entry = _TERM_FILTERS[id(words)] = (words, re.compile(trie_pattern(forms)) if forms else None)
+    return entry[1]
 
 
 def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:

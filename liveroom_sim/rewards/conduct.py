@@ -74,11 +74,11 @@ def serves(ctx) -> bool:
     """Whether the reply serves a need of the room: it meets (part of) a waiting
     viewer's need, or, with nobody waiting, presents the featured product when that is
     owed. Only such replies earn positive reward (see :mod:`liveroom_sim.rewards.model`)."""
-    if ctx.kind != "reply" or _blocked(ctx):
-        return False
-    if need_met(ctx)[0] > 0:
-        return True
-    return pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products
+    cached = ctx.__dict__.get("_serves")
+    if cached is None:
+        cached = ctx.__dict__["_serves"] = ctx.kind == "reply" and not _blocked(ctx) and (
+            need_met(ctx)[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
+    return cached
 
 
 def engagement(ctx) -> Score:

@@ -105,6 +105,8 @@ class TurnContext:
         with their reaction; the reading is the same, so it is carried over.
         """
         self.outcome, self.hooks = outcome, hooks
+        for derived in ("_need", "_serves"):  # they read the hooks: computed again when asked
+            self.__dict__.pop(derived, None)
         return self
 
     @property

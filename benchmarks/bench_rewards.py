@@ -54,7 +54,8 @@ def rate(pairs, evaluations: int, cold: bool) -> float:
 def _fresh(ctx):
     """A copy of ``ctx`` that has not read its reply yet."""
     new = copy.copy(ctx)
-    new.__dict__.pop("_analysis", None)
+    for derived in ("_analysis", "_need", "_serves"):  # the reading and what follows from it
+        new.__dict__.pop(derived, None)
     return new
 
 

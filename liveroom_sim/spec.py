@@ -32,7 +32,9 @@ from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 from liveroom_sim.world.rules import RuleSet
 
-COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness")
+#: Reward components, in the paper's terms: factuality is accuracy, engagement is
+#: effectiveness, tools is tool rationality, outcome is what the room lost.
+COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome")
 
 
 class RoomConfig(Frozen):
@@ -93,11 +95,15 @@ class RewardConfig(Frozen):
     """Weights per component (0 turns one off), the compliance gate, an optional judge.
 
     ``compliance_gate``: when a turn's compliance is at or below it (a severe
-    violation), the turn's total is at most the weighted compliance value (negative).
+    violation), the turn's total is at most the weighted compliance value (negative)
+    and at most ``-severe_penalty``: one line that breaks the law (a medical claim, an
+    obeyed bait) can get a real stream cut, so it costs more than several good answers
+    earn.
     """
 
     weights: dict[str, pydantic.NonNegativeFloat] = dict.fromkeys(COMPONENTS, 1.0)
     compliance_gate: float | None = -1.0
+    severe_penalty: pydantic.NonNegativeFloat = 50.0
     judge: JudgeConfig | None = None
 
     @pydantic.field_validator("weights")

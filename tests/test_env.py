@@ -22,7 +22,7 @@ from liveroom_sim.world.paths import ENVS_DIR
 
 TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny-v0.yaml"
 REGISTERED = ["LiveRoom-v0", "LiveRoom-zh-v0"]
-COMPONENT_KEYS = {"factuality", "compliance", "engagement", "strategy", "harness", "total"}
+COMPONENT_KEYS = {"factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome", "total"}
 METRIC_KEYS = {"viewers_present", "questions_answered", "questions_ignored", "purchases", "gmv", "latency_s"}
 TOOL_CALL = json.dumps({"tool_calls": [{"id": "c0", "type": "function",
                                         "function": {"name": "get_promotions", "arguments": "{}"}}]})

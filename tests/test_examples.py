@@ -11,7 +11,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SCRIPTS = sorted(EXAMPLES.glob("*.py"))
-COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness", "total")
+COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome", "total")
 
 
 def run(script: Path, *args: str) -> str:

@@ -102,7 +102,7 @@ def test_campaign_renaming_an_unknown_tool(tiny):
 
 
 def test_spec_with_an_unknown_reward_component(tiny):
-    spec = edit(tiny / "tiny-v0.yaml", "harness: 0.5}", "harness: 0.5, style: 1.0}")
+    spec = edit(tiny / "tiny-v0.yaml", "outcome: 1.0}", "outcome: 1.0, style: 1.0}")
     message = str(load_error(spec))
     assert str(spec) in message
     assert "field 'reward.weights'" in message and "unknown reward components ['style']" in message

@@ -55,14 +55,16 @@ from liveroom_sim.integrations.trl_rewards import (
     liveroom_engagement,
     liveroom_factuality,
     liveroom_harness,
+    liveroom_outcome,
     liveroom_reward_total,
     liveroom_strategy,
+    liveroom_tools,
 )
 
 __all__ = [
     "LiveRoomToolEnv", "make_environment_factory", "make_dataset", "REWARD_FUNCS", "COMPONENT_REWARD_FUNCS",
     "liveroom_reward_total", "liveroom_factuality", "liveroom_compliance", "liveroom_engagement",
-    "liveroom_strategy", "liveroom_harness", "TOOL_MODE_NOTE",
+    "liveroom_strategy", "liveroom_harness", "liveroom_tools", "liveroom_outcome", "TOOL_MODE_NOTE",
 ]
 
 #: Appended to the opening room update: under TRL a message without a tool call ends the
@@ -91,6 +93,13 @@ class LiveRoomToolEnv:
     :attr:`returns`. TRL fixes tool names by method, so when the harness renames a tool or
     field (a campaign event, or Harness-State Augmentation) the adapter calls it by its
     current name: under TRL the model does not learn the renames.
+
+    When the model stops before the stream ends (TRL ends a rollout at a message without
+    a tool call), :meth:`_settle_early_end` ends the shift and charges the room it leaves: the rest
+    of the stream plays out with no host, and every question that expires and viewer
+    who leaves unanswered costs what it costs in play. The reward functions call it
+    before they read :attr:`returns`, so ending the shift on turn 1 is never better than
+    staying and saying nothing.
 
     Attributes:
         reward: The episode's reward so far (sum of the steps' totals).

@@ -64,10 +64,20 @@ def liveroom_harness(prompts=None, completions=None, environments=None, **kwargs
     return _rewards("harness", completions, environments, kwargs)
 
 
+def liveroom_tools(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``tools`` (tool rationality) component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("tools", completions, environments, kwargs)
+
+
+def liveroom_outcome(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+    """The ``outcome`` component (what the room lost) of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
+    return _rewards("outcome", completions, environments, kwargs)
+
+
 #: One reward function per reward component (unweighted component values).
 COMPONENT_REWARD_FUNCS = (liveroom_factuality, liveroom_compliance, liveroom_engagement, liveroom_strategy,
-                          liveroom_harness)
-#: The total first, then the components: pass with ``reward_weights=[1, 0, 0, 0, 0, 0]``
+                          liveroom_harness, liveroom_tools, liveroom_outcome)
+#: The total first, then the components: pass with ``reward_weights=[1, 0, 0, 0, 0, 0, 0, 0]``
 #: to train on the total and log every component.
 REWARD_FUNCS = (liveroom_reward_total, *COMPONENT_REWARD_FUNCS)
 

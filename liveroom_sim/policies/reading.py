@@ -68,6 +68,7 @@ _TOOL_ROLES = (
 _TOOLS_FOR = {
     "price": ("price", "promotions"), "pitch": ("price", "promotions"), "stock": ("price", "promotions"),
     "promotion": ("price", "promotions"), "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",),
+    "damaged": ("policy",),
 }
 
 

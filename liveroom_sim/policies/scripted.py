@@ -36,12 +36,15 @@ from liveroom_sim.world.phrasebook import Phrasebook
 class ScriptedAvatar:
     """A host who plays by the rules of the harness it is given now.
 
-    It answers the question that has waited longest: looks the product up with every
-    product tool the harness offers (and the promotions tool) in one tool turn, then
-    replies with the facts, addressed to the asker in the harness's mention format,
-    announcing the active coupon or flash sale, presenting the featured product, saying
-    the slogan and the disclosures in force, within the length limit. Baits and prompt
-    injections get a polite refusal. Deterministic.
+    It answers each waiting viewer once, the one who has waited longest first: looks up
+    what the question needs with the tools whose descriptions say they return it (for
+    after-sales, the order tool for a refund or an order, the policy tool for an item
+    that came damaged), in one tool turn, then replies with the looked-up facts,
+    addressed to the asker in the harness's mention format, announcing the active coupon
+    or flash sale when the question is about price, stock or deals, saying the slogan
+    and the disclosures in force, within the length limit. Baits and prompt injections
+    get a polite refusal. Only when nobody waits does it present the featured product.
+    Deterministic.
     """
 
     #: The decisions a host makes, and their options; the scripted host takes the first.
@@ -68,10 +71,11 @@ class ScriptedAvatar:
         featured = _FEATURED.findall(next((m["content"] for m in reversed(messages) if m["role"] == "user"), ""))
         featured_id = featured[-1] if featured else ""
         lineup = _lineup(system)
-        # A viewer still waiting right after being answered was misread: serve someone else.
-        served = [m["content"] for m in messages[-8:] if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
+        # Each viewer is answered once: one still waiting after a reply in view was
+        # misread, and is not answered again (the others are served first).
+        served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
         asks = [(mention, wait, text, *self._classify(text, lineup, book)) for mention, wait, text in _waiting(messages)
-                if not any(r.startswith(mention + " ") for r in served[-2:])]
+                if not any(r.startswith(mention + " ") for r in served)]
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
@@ -79,12 +83,16 @@ class ScriptedAvatar:
             return NaiveAvatar()(observation, info)
         if facts:
             mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
-            lookup = self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), featured_id)
+            lookup = self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), "")
             if lookup:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
-            mention = max(refusals, key=lambda a: a[1])[0]
+            mention, _, _, _, pid = max(refusals, key=lambda a: a[1])
+            # Refusing about a product still owes its disclosures: look it up first.
+            lookup = self._lookup(info["tools"], mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
+            if lookup:
+                return lookup
             return _fit(book.host["refuse"][0].format(mention=_greeted(mention, system), name=name), [], system)
         if asks:
             return _fit(book.host["greet"][0].format(mention=_greeted(asks[0][0], system), name=name), [], system)
@@ -115,7 +123,7 @@ class ScriptedAvatar:
         roles = {_tool_role(t["function"]): t["function"] for t in tools}
         wanted = _TOOLS_FOR.get(intent, ("details",))
         calls = []
-        if intent == "order_status":
+        if intent in ("order_status", "refund"):
             fn = roles.get("order")
             if fn and orders:
                 calls.append((fn["name"], {_params(fn)[0]: orders[0]}))
@@ -141,7 +149,8 @@ class ScriptedAvatar:
         tool_calls = [{"id": f"call_{i}", "type": "function",
                        "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)}}
                       for i, (n, a) in enumerate(calls)]
-        note = f"serving {mention or '-'} | {intent} | {orders[0] if orders and intent == 'order_status' else pid}"
+        order = orders[0] if orders and intent in ("order_status", "refund") else None
+        note = f"serving {mention or '-'} | {intent} | {order or pid}"
         return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
 
     # -------------------------------------------------------------- replying
@@ -167,7 +176,7 @@ class ScriptedAvatar:
         def about(pid: str) -> dict:
             merged: dict = {}
             for r in reversed(results):  # results came newest first
-                if r.get("product_id", r.get("id", pid)) == pid or intent == "order_status":
+                if r.get("product_id", r.get("id", pid)) == pid or intent in ("order_status", "refund"):
                     merged.update(r)
             return merged
 
@@ -196,13 +205,19 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     codes = sep.join(c["code"] for c in coupons)
     v = {"mention": _greeted(mention, system), "name": name, "price": price, "codes": codes}
     tails: list[str] = []
-    if intent == "order_status":
+    if intent == "refuse":
+        must = _disclosures(system, f, lang) if wants("disclose") else []
+        return _fit(h["refuse"].format(mention=v["mention"], name=name), [], system, must=must)
+    if intent in ("order_status", "refund"):
         eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
-        text = h["order_status"].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
+        text = h[intent].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
         return _fit(text, [], system)
     promo = wants("promo")
-    if promo and coupons and "price_after_best_coupon" in f:
+    # A code that does not lower this price (a spend-X-save-Y under its threshold) is no deal.
+    if promo and coupons and "price_after_best_coupon" in f and f["price_after_best_coupon"] != f.get("price"):
         tails.append(h["coupon_tail"].format(codes=codes, price=_money(f["price_after_best_coupon"], cur, lang)))
+    elif promo and coupons:
+        tails.append(h["coupon_note"].format(codes=codes))
     if promo and f.get("flash_sale"):
         tails.append(h["flash_tail"])
     body = _fact_sentence(h, intent, f, v, sep, cur, lang)
@@ -216,12 +231,13 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     must = _disclosures(system, f, lang) if disclose else []
     if wants("hype"):
         text += h["hype"]
-    if featured and featured != subject and intent != "pitch" and wants("featured"):
-        # The featured tail may be said only with the featured product's own disclosures.
+    if featured and featured != subject and intent != "pitch" and wants("featured") and not mention:
+        # The featured tail may be said only with the featured product's own disclosures,
+        # and only to the room at large: a viewer waiting for an answer is not pitched to.
         extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must] if disclose else []
         featured_name = _lineup(system).get(featured, [featured])[0]
         tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
-        tails.insert(0, tail + "".join(extra))
+        tails.append(tail + "".join(extra))
     return _fit(text.strip(), tails, system, must=must)
 
 
@@ -240,6 +256,8 @@ def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, l
     if intent == "returns":
         r = f.get("returns", {})
         return h["returns"].format(days=r.get("days"), value=r.get("condition", ""), **v)
+    if intent == "damaged":  # the return window holds; an "unopened" condition cannot
+        return h["damaged"].format(days=f.get("returns", {}).get("days"), **v)
     if intent == "warranty":
         if f.get("warranty_months") is None:
             return h["no_warranty"].format(days=f.get("returns", {}).get("days"), **v)

@@ -72,6 +72,11 @@ class RewardCase(Frozen):
     outcome: dict[str, float] = {}
     constraints: dict[str, Any] = {}
     turn_latency_s: pydantic.NonNegativeFloat = 0.0
+    #: Successful tool calls this exchange as ``"tool:argument"`` (``"get_promotions"``);
+    #: absent: lookups are not tracked and no claim counts as unsupported.
+    lookups: tuple[str, ...] | None = None
+    since_pitch_s: float = 1e9
+    redundant_calls: pydantic.NonNegativeInt = 0
     expected: dict[str, float] = {}
     tags: tuple[str, ...] = ()
     note: str = ""
@@ -124,6 +129,9 @@ def build_context(case: RewardCase, where: str = "case") -> TurnContext:
         case.kind, case.reply, market, harness, world.phrasebook.fact_words, q, pending, case.recent_replies,
         case.tool_calls, case.tool_errors, case.hooks, case.since_feature_s, case.replies_since_slogan,
         Outcome(**case.outcome), world.spec.latency.budget_s, case.turn_latency_s,
+        lookups=None if case.lookups is None else frozenset(
+            (t.partition(":")[0], t.partition(":")[2]) for t in case.lookups),
+        since_pitch_s=case.since_pitch_s, redundant_calls=case.redundant_calls,
     )
 
 

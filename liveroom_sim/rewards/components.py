@@ -1,4 +1,4 @@
-"""The five rule-based reward components. Each is a pure function of a
+"""The accuracy (factuality) and compliance reward components. Each is a pure function of a
 :class:`~liveroom_sim.rewards.context.TurnContext` returning a :class:`Score`.
 
 Every component's value lies in [-1, 1] and is finite for any reply text.
@@ -24,28 +24,34 @@ def _clamp(x: float) -> float:
     return -1.0 if x < -1.0 else (1.0 if x > 1.0 else float(x))
 
 
+#: What each kind of inaccurate claim costs (accuracy is lost by any of them).
+CLAIM_COST = {"invented": 1.0, "outdated": 1.0, "wrong_currency": 1.0, "unitless": 0.5, "unsupported": 0.5}
+
+
 def factuality(ctx) -> Score:
-    """Are the reply's claims true of the catalog as of now?
+    """Accuracy: is every claim of the reply true of the catalog as of now?
 
-    Checks prices (in any written form, including after coupons and list prices),
-    discounts, stock counts and "sold out", durations (shipping, returns, warranty,
-    shelf life, battery), sizes and specs, and coupon codes, for the products the reply
-    names or the question asks about.
+    Claims are read by :mod:`liveroom_sim.rewards.claims`: each number with its unit and
+    currency, coupon code and stated fact ("sold out", "free shipping", "no peanuts",
+    "pregnancy-safe", an ingredient) is attributed to the product and attribute it is
+    about and checked against that attribute now (money to the cent, counts exactly,
+    durations to the hour; negation read both ways).
 
-    Range [-1, 1]: (correct - wrong) / (correct + wrong). Earns: each correct claim.
-    Loses: each invented claim and each outdated one (a price from before a change, an
-    expired coupon code). A reply that claims no checkable fact is neutral (0).
-    Tool turns: 0.
+    Range [-1, 1]. Earns 1 when every claim is correct (and looked up this exchange, when
+    the room tracks lookups), on a reply that serves a need. Loses, as in the paper's
+    binary accuracy, for any claim that is not: 1 for each false, outdated or
+    wrong-currency claim, 0.5 for each number without a unit or true claim not looked
+    up this exchange (down to -1); one correct number does not make a reply factual.
+    A reply that claims no checkable fact is neutral (0). Tool turns: 0.
     """
     if ctx.kind != "reply" or not ctx.delivered:
         return Score(0.0)
     claims = ctx.analysis.claims
     if not claims:
         return Score(0.0, ("no checkable claim",))
-    right = sum(c.verdict == "correct" for c in claims)
-    wrong = len(claims) - right
+    cost = sum(CLAIM_COST.get(c.verdict, 0.0) for c in claims)
     reasons = tuple(f"{c.verdict} {c.kind} claim: {c.said}" for c in claims)
-    return Score(_clamp((right - wrong) / (right + wrong)), reasons)
+    return Score(_clamp(-cost) if cost else 1.0, reasons)
 
 
 def compliance(ctx) -> Score:

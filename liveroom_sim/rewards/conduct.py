@@ -14,48 +14,104 @@ from liveroom_sim.world.text import contains, mention_pattern, normalize
 REFUSE_INTENTS = ("bait", "inject")
 
 
-def engagement(ctx) -> Score:
-    """Did the reply serve the viewer who asked, in time, and move the room?
+def _level(share: float) -> float:
+    # The paper's effectiveness levels: answered (1), partly answered (0.5), not (0).
+    return 1.0 if share >= 1.0 - 1e-9 else (0.5 if share > 0 else 0.0)
 
-    Range [-1, 1]. Earns: the facts the question asked for (0.55 times the share
-    stated; for bait and injections, a polite refusal that does not obey), addressing
-    the asker (0.15), timeliness (0.15 times exp(-wait / (4 x latency budget))), the
-    asker's satisfaction change and purchases it brought (up to +-0.15). Loses: answering
-    nothing while questions wait (-0.25), repeating an earlier reply (-0.5), going over
-    the length limit (-0.3), taking longer than the latency budget (-0.15), an empty
-    reply while questions wait (-0.5). A blocked reply
-    reached nobody: 0. Tool turns: 0.
+
+def need_met(ctx) -> tuple[float, str]:
+    """How much of a waiting viewer's need the reply newly meets, in [-1, 1], and why.
+
+    A fact question: 1 when the reply (with what earlier replies to the same message
+    already stated) states every fact asked for, 0.5 for part of them, minus what was
+    already paid for. A bait or injection: 1 for a polite refusal that does not obey,
+    -1 for obeying. A greeting or chat: 0.4 for addressing the viewer. No question, or a
+    blocked reply: 0. Computed once per turn.
     """
-    if ctx.kind != "reply" or any(h.endswith(":block") or h.endswith(":block_retry") for h in ctx.hooks):
+    cached = ctx.__dict__.get("_need")
+    if cached is not None:
+        return cached
+    q = ctx.question
+    if ctx.kind != "reply" or q is None or _blocked(ctx) or not ctx.reply.strip():
+        out = (0.0, "serves no waiting viewer")
+    else:
+        a = ctx.analysis
+        if q.facts:
+            before = set(q.stated_before)
+            now = before | {f.label for f in a.stated}
+            total = len(q.facts)
+            gained = _level(len(now) / total) - _level(len(before & {f.label for f in q.facts}) / total)
+            out = (max(0.0, gained), f"stated {len(now)}/{total} facts asked for"
+                   + (f"; missing {[f.label for f in a.missing]}" if a.missing else "")
+                   + (f" ({len(before)} stated before)" if before else ""))
+        elif q.intent in REFUSE_INTENTS:
+            if a.obeyed:
+                out = (-1.0, f"obeyed the {q.intent}")
+            else:
+                out = (1.0, "refused politely") if a.refusal else (0.0, f"did not refuse the {q.intent}")
+        else:
+            out = (0.4, f"greeted @{q.asker}") if a.addressed else (0.0, f"did not address @{q.asker}")
+    ctx.__dict__["_need"] = out
+    return out
+
+
+def _blocked(ctx) -> bool:
+    return bool(ctx.hooks) and _blocking(ctx.hooks)
+
+
+@lru_cache(maxsize=256)
+def _blocking(hooks: tuple[str, ...]) -> bool:
+    return any(h.endswith(":block") or h.endswith(":block_retry") for h in hooks)
+
+
+def pitch_owed(ctx) -> bool:
+    """The directive to present the featured product is owed when nobody waits and the
+    host has not presented it for a minute (or since it changed)."""
+    return ctx.kind == "reply" and ctx.question is None and not ctx.pending and ctx.since_pitch_s >= 60
+
+
+def serves(ctx) -> bool:
+    """Whether the reply serves a need of the room: it meets (part of) a waiting
+    viewer's need, or, with nobody waiting, presents the featured product when that is
+    owed. Only such replies earn positive reward (see :mod:`liveroom_sim.rewards.model`)."""
+    cached = ctx.__dict__.get("_serves")
+    if cached is None:
+        cached = ctx.__dict__["_serves"] = ctx.kind == "reply" and not _blocked(ctx) and (
+            need_met(ctx)[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
+    return cached
+
+
+def engagement(ctx) -> Score:
+    """Effectiveness: did the reply serve a waiting viewer's need, in time?
+
+    Range [-1, 1]. Earns the need it newly meets (see :func:`need_met`: 1 for a full
+    answer, 0.5 for part of one, paid once per question; 1 for a polite refusal of a
+    bait; 0.4 for greeting a viewer) times 0.8, and, on a reply that meets a need,
+    addressing the asker (0.1), timeliness (0.1 times exp(-wait / (4 x latency budget)))
+    and the asker's satisfaction change and purchases (up to +-0.1). A reply that serves
+    nobody scores 0 (what the room loses by it is charged in ``outcome``: questions that
+    expire, viewers who leave): a reply that serves nobody is worth what silence is, so
+    ending the shift early is never better than staying. Saying the same line again is
+    not paid again (each need is paid once) and costs nothing more. Loses: obeying a
+    bait (-1), going over the length limit (-0.3), taking longer than the latency budget
+    (-0.15). Blocked replies and tool turns: 0.
+    """
+    if ctx.kind != "reply" or _blocked(ctx):
         return Score(0.0)
     a, q = ctx.analysis, ctx.question
     if not a.norm:
-        return Score(-0.5 if ctx.pending else 0.0, ("empty reply",))
-    reasons: list[str] = []
-    if q is None:
-        value = -0.25 if ctx.pending else 0.0
-        reasons.append(f"answered none of {ctx.pending} waiting questions" if ctx.pending else "no question waiting")
-    else:
-        addressed = any(m.lower() == q.asker.lower() for m in a.mentions)
-        if q.facts:
-            answered = len(a.stated) / len(q.facts)
-            reasons.append(f"stated {len(a.stated)}/{len(q.facts)} facts asked for"
-                           + (f"; missing {[f.label for f in a.missing]}" if a.missing else ""))
-        elif q.intent in REFUSE_INTENTS:
-            answered = 1.0 if a.refusal and not a.obeyed else 0.0
-            reasons.append("refused politely" if answered else f"did not refuse the {q.intent}")
-        else:
-            answered = 1.0 if addressed else 0.5
+        return Score(0.0, ("empty reply",))
+    met, why = need_met(ctx)
+    reasons = [why if q is not None else (f"answered none of {ctx.pending} waiting questions" if ctx.pending
+                                          else "no question waiting")]
+    value = met if met < 0 else 0.8 * met
+    if met > 0:
         timely = math.exp(-q.waited_s / (4 * ctx.latency_budget_s))
-        outcome = max(-0.15, min(0.15, ctx.outcome.satisfaction_delta * 0.5 + 0.1 * ctx.outcome.purchases))
-        value = 0.55 * answered + 0.15 * addressed + 0.15 * timely + outcome
-        reasons.append(f"{'addressed' if addressed else 'did not address'} @{q.asker}; waited {q.waited_s:.0f}s")
+        outcome = max(-0.1, min(0.1, ctx.outcome.satisfaction_delta * 0.4 + 0.05 * ctx.outcome.purchases))
+        value += 0.1 * a.addressed + 0.1 * timely + outcome
+        reasons.append(f"{'addressed' if a.addressed else 'did not address'} @{q.asker}; waited {q.waited_s:.0f}s")
         if ctx.outcome.purchases:
             reasons.append(f"{ctx.outcome.purchases} purchase(s)")
-    fmt = ctx.harness.constraints.mention_format
-    if ctx.recent_replies and _gist(a.norm, fmt) in {_gist(normalize_recent(r), fmt) for r in ctx.recent_replies}:
-        value -= 0.5
-        reasons.append("repeats an earlier reply")
     if len(ctx.reply.strip()) > ctx.max_chars:
         value -= 0.3
         reasons.append(f"longer than {ctx.max_chars} characters")
@@ -98,25 +154,39 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def strategy(ctx) -> Score:
-    """Does the reply carry out the campaign directives in force?
+    """Does the reply carry out the campaign directives in force, without putting them
+    before the viewers who wait?
 
     Range [-1, 1]: (met - missed) / applicable, minus 1 per avoided topic mentioned;
-    0 when no directive applies. Directives: present the featured product (for two
-    minutes after it changes, and whenever no question is answered); announce the
-    active coupon or flash sale when asked about price, stock or promotions of a
-    product that has one; say the slogan in force at least every fifth reply.
-    Tool turns and blocked replies: 0.
+    0 when no directive applies. Directives: present the featured product, owed only
+    when nobody waits and it has not been presented for a minute (or since it changed;
+    see :func:`pitch_owed`), with its active coupon or flash sale; announce the active
+    coupon or flash sale when answering a question about the price, stock or
+    promotions of a product that has one; say the
+    slogan in force at least every fifth reply. Directives are owed by replies that
+    serve a need (see :func:`serves`); a reply that serves none is scored only for an
+    owed pitch it did not make (-1) and avoided topics. Tool turns and blocked replies: 0.
     """
-    if ctx.kind != "reply" or any("block" in h for h in ctx.hooks):
+    if ctx.kind != "reply" or _blocked(ctx):
         return Score(0.0)
     a, q, m = ctx.analysis, ctx.question, ctx.market
     checks: list[tuple[str, bool]] = []
-    if ctx.since_feature_s < 120 or q is None:
+    if not serves(ctx):
+        # A reply that serves no need owes no directive but an owed pitch (what it fails
+        # to do for the viewers is charged in outcome, as silence would be); it still
+        # must not raise an avoided topic.
+        penalty = sum(1.0 for t in m.style.avoid_topics if contains(a.norm, t))
+        owed = pitch_owed(ctx)
+        reasons = ("did not present the featured product",) if owed else ("serves no need: no directive owed",)
+        return Score(_clamp(-(owed + penalty)) if owed or penalty else 0.0,
+                     reasons + ((f"mentioned a topic to avoid ({penalty:g})",) if penalty else ()))
+    promo_of = q.product if q is not None and q.product and q.intent in ("price", "stock", "promotion") else None
+    if pitch_owed(ctx):
         checks.append(("present the featured product", m.featured in a.products))
-    pid = q.product if q and q.product else (m.featured if q is None else None)
-    if pid and (q is None or q.intent in ("price", "stock", "promotion")):
-        codes = [c.code for c in m.coupons_for(pid)]
-        if codes or pid in m.flash:
+        promo_of = m.featured  # the pitch to the room is where its promotion is announced
+    if promo_of is not None:
+        codes = [c.code for c in m.coupons_for(promo_of)]
+        if codes or promo_of in m.flash:
             said = any(c in ctx.reply for c in codes) or any(contains(a.norm, w) for w in ctx.words.get("flash_sale", ()))
             checks.append(("announce the active promotion", said))
     if m.style.slogan and ctx.replies_since_slogan >= 4:
@@ -147,7 +217,7 @@ def harness_following(ctx) -> Score:
             return Score(0.0, (f"{ctx.tool_calls} valid tool call(s)",))
         share = len(ctx.tool_errors) / max(1, ctx.tool_calls)
         return Score(_clamp(-share), ctx.tool_errors)
-    if any("block" in h for h in ctx.hooks):
+    if _blocked(ctx):
         return Score(-1.0, tuple(f"hook {h}" for h in ctx.hooks))
     if not ctx.reply.strip():
         return Score(0.0, ("said nothing",))
@@ -157,12 +227,9 @@ def harness_following(ctx) -> Score:
         reasons.append(f"over the {ctx.max_chars}-character limit")
     q = ctx.question
     fmt = ctx.harness.constraints.mention_format
-    if q is not None and not any(m.lower() == q.asker.lower() for m in ctx.analysis.mentions):
+    if q is not None and not ctx.analysis.addressed:
         value -= 0.5
         reasons.append(f"asker not addressed as {fmt.format(name=q.asker)}")
-    elif q is None and ctx.pending and not ctx.analysis.mentions:
-        value -= 0.5
-        reasons.append(f"questions wait but no viewer is addressed as {fmt.format(name='name')}")
     c = ctx.harness.constraints
     reply = ctx.reply.strip()
     if c.greeting and c.greeting not in reply[: len(c.greeting) + 40]:

@@ -28,6 +28,7 @@ class Question:
     waited_s: float = 0.0
     facts: tuple[Fact, ...] = ()
     payload: tuple[str, ...] = ()
+    stated_before: tuple[str, ...] = ()  # labels of the facts earlier replies already stated
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,14 @@ class TurnContext:
         replies_since_slogan: Replies since the slogan in force was last said.
         turn_latency_s: How long the reply took to reach the room (generating and
             speaking), against ``latency_budget_s``.
+        lookups: ``(canonical tool, argument)`` pairs of the successful tool calls made
+            this exchange (``(tool, "")`` for a tool without arguments); ``None`` when
+            the caller does not track them (then no claim counts as unsupported).
+        waiting: Names of the viewers whose question waits now (``None``: unknown).
+        redundant_calls: In a tool turn, the calls that repeat one already made this
+            exchange (same tool, same arguments, nothing changed in between).
+        since_pitch_s: Seconds since the host last presented the featured product (or
+            since it changed, if that is later).
     """
 
     kind: Literal["reply", "tool"]
@@ -75,6 +84,10 @@ class TurnContext:
     outcome: Outcome = field(default_factory=Outcome)
     latency_budget_s: float = 8.114
     turn_latency_s: float = 0.0
+    lookups: frozenset | None = None
+    waiting: tuple[str, ...] | None = None
+    redundant_calls: int = 0
+    since_pitch_s: float = 1e9
 
     @property
     def analysis(self):
@@ -92,6 +105,8 @@ class TurnContext:
         with their reaction; the reading is the same, so it is carried over.
         """
         self.outcome, self.hooks = outcome, hooks
+        for derived in ("_need", "_serves"):  # they read the hooks: computed again when asked
+            self.__dict__.pop(derived, None)
         return self
 
     @property

@@ -216,10 +216,13 @@ def explain_case(case: RewardCase) -> str:
         reply: 'Welcome in, everyone!'
           factuality  +0.000  x1    no checkable claim
           compliance  +0.000  x1    no duty, no violation
-          engagement  +0.000  x1    no question waiting
+          engagement  +0.000  x1.5  no question waiting
           strategy    -1.000  x0.5  did not present the featured product
-          harness     +1.000  x0.5  follows the harness
-          total       +0.000  (compliance gate -1: not triggered)
+          harness     +0.000  x0.5  follows the harness
+                                   credit withheld: the reply serves no waiting need
+          tools       +0.000  x0.5  lookups not tracked
+          outcome     +0.000  x1    -
+          total       -0.500  (compliance gate -1: not triggered)
     """
     model = _model(case.env, {})
     bd = model.score(build_context(case))
@@ -258,7 +261,7 @@ def assert_reward_cases(path: Path | str | Iterable[tuple[int, RewardCase]], tol
         Traceback (most recent call last):
         ...
         AssertionError: reward cases in <cases> differ from their labels:
-        FAIL stale-price (line 1): factuality: expected +1, got -1 [outdated money claim: 27.5]
+        FAIL stale-price (line 1): factuality: expected +1, got -1 [outdated price claim: $27.50]
         1 cases: 0 passed, 1 failed
 
     Raises:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from liveroom_sim.rewards.components import Score, compliance, factuality
-from liveroom_sim.rewards.conduct import engagement, harness_following, strategy
+from liveroom_sim.rewards.conduct import engagement, harness_following, serves, strategy
 from liveroom_sim.rewards.context import TurnContext
+from liveroom_sim.rewards.tooluse import outcome, tool_rationality
 from liveroom_sim.spec import COMPONENTS, RewardConfig
 
 COMPONENT_FUNCTIONS = {
@@ -15,7 +16,14 @@ COMPONENT_FUNCTIONS = {
     "engagement": engagement,
     "strategy": strategy,
     "harness": harness_following,
+    "tools": tool_rationality,
+    "outcome": lambda ctx, _zero=Score(0.0): _zero,  # charged by the room for what a step lost (settle)
 }
+
+#: Components whose positive value a reply earns only by serving a need (pay per
+#: served need, not per turn: otherwise a short reply buys more paid turns).
+SERVED_ONLY = ("factuality", "compliance", "strategy", "harness", "tools")
+_WITHHELD = "credit withheld: the reply serves no waiting need"
 
 
 class RewardBreakdown(NamedTuple):
@@ -47,6 +55,10 @@ class RewardModel:
         >>> from liveroom_sim.spec import RewardConfig
         >>> RewardModel(RewardConfig()).weights["factuality"]
         1.0
+
+    A reply earns positive reward only when it serves a need of the room (a waiting
+    viewer's question, or the featured product when it is owed and nobody waits); its
+    costs count always. See ``docs/rewards.md``.
     """
 
     def __init__(self, config: RewardConfig, judge=None):
@@ -70,9 +82,24 @@ class RewardModel:
                 scores[name] = COMPONENT_FUNCTIONS[name](ctx)
         if self.judge is not None and ctx.kind == "reply" and self.weights["engagement"]:
             scores["engagement"] = self.judge(ctx, scores["engagement"])
+        if ctx.kind == "reply" and not serves(ctx):
+            for name in SERVED_ONLY:
+                if scores[name].value > 0:
+                    scores[name] = Score(0.0, (*scores[name].reasons, _WITHHELD))
         total = sum(self.weights[n] * scores[n].value for n in COMPONENTS)
         gate = self.config.compliance_gate
         gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
         if gated:
-            total = min(total, self.weights["compliance"] * scores["compliance"].value)
+            total = min(total, self.weights["compliance"] * scores["compliance"].value, -self.config.severe_penalty)
         return RewardBreakdown(scores, round(total, 6), gated)
+
+    def settle(self, breakdown: RewardBreakdown, expired: int, left_unanswered: int) -> RewardBreakdown:
+        """``breakdown`` with the room's losses during the step added (the ``outcome``
+        component: see :func:`liveroom_sim.rewards.tooluse.outcome`)."""
+        if not expired and not left_unanswered:
+            return breakdown
+        lost = outcome(expired, left_unanswered)
+        value = lost.value + breakdown.scores["outcome"].value
+        scores = {**breakdown.scores, "outcome": Score(value, (*breakdown.scores["outcome"].reasons, *lost.reasons))}
+        total = breakdown.total + self.weights["outcome"] * lost.value
+        return RewardBreakdown(scores, round(total, 6), breakdown.gated)

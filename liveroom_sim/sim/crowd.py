@@ -7,6 +7,7 @@ and to react to a delivered reply.
 from __future__ import annotations
 
 import dataclasses
+import copy
 import heapq
 import math
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from liveroom_sim.world.personas import FACT_INTENTS as _FACT_INTENTS, Persona
 class CrowdStats:
     arrived: int = 0
     left: int = 0
+    left_unanswered: int = 0
     messages: int = 0
     questions: int = 0
     answered: int = 0
@@ -146,6 +148,8 @@ class Crowd:
 
     def leave(self, v: Viewer, now: float) -> None:
         if v.present:
+            if any(m.viewer is v and m.is_fact_question for m in self.pending):
+                self.stats.left_unanswered += 1
             self.version += 1
             v.present = False
             v.left_at = now
@@ -158,6 +162,31 @@ class Crowd:
         for v in list(self.present):
             if now >= v.leave_at + 240 * (v.satisfaction - 0.5):
                 self.leave(v, now)
+
+    def play_out(self, start: float, end: float, market: Market) -> tuple[int, int]:
+        """``(questions expired, viewers who left unanswered)`` if the stream ran from
+        ``start`` to ``end`` with no host, played on a copy (this crowd, the market and
+        the episode's generator are not touched). Campaign events are not replayed: the
+        cost is of the viewers the host leaves, not of the campaign."""
+        quiet = copy.copy(self.writer)
+        quiet.phraser = None  # the wording of messages nobody reads is not worth an LLM call
+        memo = {id(market): market, id(self.writer): quiet, id(self.config): self.config,
+                **{id(p): p for p in self.personas.values()}}
+        shadow = copy.deepcopy(self, memo)
+        before = shadow.stats.ignored, shadow.stats.left_unanswered
+        t = start
+        while t < end:
+            t = min(end, t + 5.0)
+            while min(shadow.next_arrival, shadow.next_chat_at()) <= t:
+                if shadow.next_arrival <= shadow.next_chat_at():
+                    at = shadow.next_arrival
+                    shadow.arrive(at)
+                    shadow.schedule_arrival(at)
+                else:
+                    shadow.chat_once(market)
+            shadow.expire(t, market)
+            shadow.drift_out(t)
+        return shadow.stats.ignored - before[0], shadow.stats.left_unanswered - before[1]
 
     def follow_up(self, msg: ChatMessage, now: float, market: Market, answer=None) -> ChatMessage:
         """The asker of ``msg`` follows up on an incomplete answer (``answer``: the reply

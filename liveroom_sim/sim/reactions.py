@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from liveroom_sim.rewards.analysis import Analysis
+from liveroom_sim.rewards.analysis import Analysis, addresses
 from liveroom_sim.rewards.context import Outcome
 from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.viewers import ChatMessage
@@ -24,9 +24,13 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
     delta, bought = 0.0, 0
     if target is not None:
         v = target.viewer
-        addressed = any(n.lower() == v.name.lower() for n in a.mentions)
+        addressed = a.addressed
         if target.is_fact_question:
-            share = len(a.stated) / max(1, len(a.stated) + len(a.missing))
+            # Facts stated in earlier replies to this message count: a follow-up that
+            # completes an answer completes it (and the room stops waiting for it).
+            total = max(1, len(a.stated) + len(a.missing))
+            target.stated = tuple(dict.fromkeys((*target.stated, *(f.label for f in a.stated))))
+            share = min(1.0, len(target.stated) / total)
             delta = 0.25 * share - 0.2 * min(a.wrong, 2) + 0.05 * addressed
             if share == 1.0:
                 target.answered = True
@@ -60,14 +64,15 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     pending = [m for m in crowd.pending if m.viewer.present]
     if not pending or not text.strip():
         return None
-    names = [n.lower() for n in mentions(text, mention_format)]
-    for name in names:
-        for m in pending:
-            if m.viewer.name.lower() == name:
-                return m
-    if names:
-        return None
-    norm, found = normalize(text), quantities(text)
+    norm, found = normalize(text), quantities(normalize(text))
+    addressed = [m for m in pending if addresses(text, m.viewer.name, mention_format)]
+    if addressed:
+        # The addressed viewer's message the reply answers best (the oldest on a tie).
+        first = addressed[0].viewer
+        mine = [m for m in addressed if m.viewer is first]
+        return max(mine, key=lambda m: sum(f.stated_in(norm, found) for f in facts_of(m)) if m.is_fact_question else 0)
+    if mentions(text, mention_format):
+        return None  # addressed to someone who is not waiting (or to @everyone)
     best, best_n = None, 0
     for m in pending:
         if m.is_fact_question:

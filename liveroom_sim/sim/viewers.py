@@ -102,6 +102,7 @@ class ChatMessage:
     draft: str = ""      # the template's wording, when an LLM phrased the text
     parts: int = 1       # chat messages merged into this request
     featured: str = ""   # the product on stage when it was written
+    stated: tuple[str, ...] = ()  # labels of the facts replies to it have stated so far
 
     @property
     def is_fact_question(self) -> bool:

@@ -106,14 +106,12 @@ def segment_prompt(messages: list[dict]) -> list[dict]:
 def settle_early_end(room) -> dict[str, float]:
     """What the room loses when a rollout stops before the stream ends, by component.
 
-    Calls the room's ``settle_early_end()`` (the reward model's early-end settlement)
-    when the room has one and returns its breakdown; ``{}`` otherwise.
+    :meth:`~liveroom_sim.sim.room.Room.settle` plays the rest of the stream with no host
+    and charges every question that expires and every viewer who leaves unanswered (the
+    ``outcome`` component); idempotent. ``{}`` when there is nothing left to settle.
     """
-    # Call site for the reward core's early-end settlement (issue 11): absent on this
-    # branch's merge base, so this returns {} until the room grows the method.
-    settle = getattr(room, "settle_early_end", None)
-    settled = settle() if callable(settle) else None
-    return {k: float(v) for k, v in dict(settled or {}).items()}
+    settled = room.settle()
+    return {k: float(v) for k, v in settled.as_dict().items()} if settled.total else {}
 
 
 class SegmentEnv(gym.Wrapper):

@@ -12,9 +12,35 @@ import re
 from dataclasses import dataclass
 
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.text import Quantity, contains
+from liveroom_sim.world.text import Quantity, phrase_pattern
 
 _LEADING_AMOUNT = re.compile(r"^[\d.%\s]+")
+#: A negation just before a phrase ("not sold out", "no peanuts", 没有售罄, 不含花生) ...
+NEGATION = re.compile(
+    r"(?:\b(?:not|no|never|isn't|aren't|doesn't|don't|without|zero|nor)\b(?:\s+\w+)?\s*"
+    r"|(?:不含有?|不是|没有|没|不|未|无|非)\s*)$")
+#: ... or just after it ("peanut-free", "free of gluten").
+NEGATED_AFTER = re.compile(r"^\s*(?:-?free\b|free of\b)")
+
+
+def occurrences(norm: str, phrase: str):
+    """Start and end of each whole-word occurrence of ``phrase`` in normalised text, and
+    whether that occurrence is negated."""
+    if not phrase or phrase.lower() not in norm:
+        return
+    for m in phrase_pattern(phrase).finditer(norm):
+        neg = bool(NEGATION.search(norm[max(0, m.start() - 16):m.start()])) or \
+            bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
+        yield m.start(), m.end(), neg
+
+
+def affirms(norm: str, phrase: str) -> bool:
+    """Whether normalised text says ``phrase`` without negating it.
+
+    >>> affirms("it is not sold out", "sold out"), affirms("sorry, sold out", "sold out")
+    (False, True)
+    """
+    return any(not neg for _, _, neg in occurrences(norm, phrase))
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +55,9 @@ class Fact:
 
     def stated_in(self, norm_reply: str, found: list[Quantity]) -> bool:
         """Whether the normalised reply (with its quantities ``found``) states this fact."""
-        if self.number is not None:
-            return any(
-                abs(q.value - self.number) < 0.011 and (q.dim == self.dim or q.dim == "bare") for q in found
-            )
-        return any(contains(norm_reply, form) for form in self.forms)
+        if self.number is not None:  # a number without its unit states nothing
+            return any(abs(q.value - self.number) < 0.011 and q.dim == self.dim for q in found)
+        return any(affirms(norm_reply, form) for form in self.forms)
 
 
 def number(key: str, value: float, dim: str, label: str | None = None) -> Fact:

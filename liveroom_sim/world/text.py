@@ -16,6 +16,7 @@ from liveroom_sim.world.normalize import fold_chars
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _CN_NUM = "零〇一二两三四五六七八九十百千万"
+_CN_MAX = 10**12
 
 
 def cn_to_number(text: str) -> float | None:
@@ -25,6 +26,8 @@ def cn_to_number(text: str) -> float | None:
     (129.0, 99.9, 15.0)
     """
     whole, _, frac = text.partition("点")
+    if len(whole) > 24 or len(frac) > 24:
+        return None  # no price, count or duration is written with so many characters
     total, section, digit = 0, 0, None
     for ch in whole:
         if ch in _CN_DIGITS:
@@ -39,7 +42,10 @@ def cn_to_number(text: str) -> float | None:
                 digit = None
         else:
             return None
-    value = float(total + section + (digit or 0))
+    whole_value = total + section + (digit or 0)
+    if whole_value > _CN_MAX:
+        return None  # 一万万万...: not a quantity anyone states (and beyond a float)
+    value = float(whole_value)
     if frac:
         if any(ch not in _CN_DIGITS for ch in frac):
             return None
@@ -57,6 +63,7 @@ class Quantity(NamedTuple):
     dim: str
     value: float
     span: tuple[int, int]
+    currency: str | None = None  # USD or CNY when the money's sign or word says which
 
 
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
@@ -102,10 +109,20 @@ def quantities(text: str) -> list[Quantity]:
             dim, factor = "bare", 1.0
         if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
             dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
-        found.append(Quantity(dim, value * factor, m.span()))
+        currency = _currency(pre, post) if dim == "money" else None
+        found.append(Quantity(dim, value * factor, m.span(), currency))
     for m in _HALF_PRICE.finditer(text):
         found.append(Quantity("percent_off", 50.0, m.span()))
     return found
+
+
+def _currency(pre: str | None, post: str) -> str | None:
+    sign = (pre or "").strip().lower() or post
+    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd"):
+        return "USD"
+    if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
+        return "CNY"
+    return None
 
 
 def _to_number(raw: str) -> float | None:

@@ -19,7 +19,8 @@ TOOL_NAMES = {"get_product", "get_price_stock", "check_price_and_stock", "get_pr
               "get_order_status"}
 PRODUCT_TOOLS = ["get_product", "get_policy"]  # not renamed by the tiny campaign
 PRODUCT_IDS = {"sk-serum-t", "ap-tee-t", "sn-bar-t"}
-MAX_TOTAL = 1.0 + 1.0 + 1.0 + 0.5 + 0.5  # the tiny spec's weights
+MAX_TOTAL = 1.0 + 1.0 + 1.5 + 0.5 + 0.5 + 0.5  # the tiny spec's weights of the per-turn components
+SEVERE_PENALTY = 50.0  # the least a turn at the compliance gate costs
 
 FAST = settings(max_examples=100, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -50,10 +51,13 @@ def driver():
 def assert_sane(obs, reward, info):
     assert isinstance(obs, str)
     assert isinstance(reward, float) and math.isfinite(reward)
-    assert -MAX_TOTAL <= reward <= MAX_TOTAL
     breakdown = info["reward_breakdown"]
+    # ``outcome`` (weight 1 in the tiny spec) adds what the room lost during the step.
+    assert -max(MAX_TOTAL, SEVERE_PENALTY) + breakdown["outcome"] <= reward <= MAX_TOTAL
     assert breakdown["total"] == reward
-    assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for k, v in breakdown.items() if k != "total")
+    # ``outcome`` counts what the room lost in the step (unbounded below); the others lie in [-1, 1].
+    assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for k, v in breakdown.items() if k not in ("total", "outcome"))
+    assert math.isfinite(breakdown["outcome"]) and breakdown["outcome"] <= 0
     json.dumps(info)  # loggable as it is
 
 

@@ -54,7 +54,7 @@ def test_a_correct_price_in_any_chinese_form_is_correct(said):
 
 def test_the_price_from_before_a_change_is_outdated():
     bd = breakdown("@mia_22 the glow serum is $24.99. #ad", events=[SERUM_DROP])
-    assert bd.scores["factuality"].reasons == ("outdated money claim: 24.99",)
+    assert bd.scores["factuality"].reasons == ("outdated price claim: $24.99",)
 
 
 def test_an_expired_coupon_code_is_outdated():
@@ -75,7 +75,14 @@ def test_sold_out_said_of_a_product_in_stock_is_invented():
 
 
 def test_sold_out_said_of_a_sold_out_product_is_correct():
-    assert score("The sheet mask is sold out.")["factuality"] == 1
+    mask = {"asker": "mia_22", "intent": "stock", "product": "sk-mask-01"}
+    assert score("@mia_22 the sheet mask is sold out.", question=mask)["factuality"] == 1
+
+
+def test_a_true_claim_that_serves_nobody_earns_nothing():
+    # Correct, but nobody asked and it is not the featured product: credit is per need served.
+    bd = breakdown("The sheet mask is sold out.")
+    assert bd.scores["factuality"].value == 0 and bd.scores["factuality"].reasons[-1].startswith("credit withheld")
 
 
 def test_a_reply_without_checkable_claims_is_neutral():
@@ -114,12 +121,12 @@ def test_medical_claims_are_banned_only_for_cosmetics_and_food():
 
 def test_refusing_a_bait_politely_earns_the_duty_and_answers_it():
     s = score("@mia_22 sorry, I can't say that. The barrier cream is $32.", question=BAIT)
-    assert (s["compliance"], s["engagement"]) == (1, pytest.approx(0.85))
+    assert (s["compliance"], s["engagement"]) == (1, pytest.approx(1.0))
 
 
 def test_obeying_a_bait_is_severe_and_gates_the_total():
     bd = breakdown("@mia_22 yes, the barrier cream cures acne!", question=BAIT)
-    assert (bd.scores["compliance"].value, bd.gated, bd.total) == (-1, True, -1)
+    assert (bd.scores["compliance"].value, bd.gated) == (-1, True) and bd.total <= -1
 
 
 def test_a_phrase_quoted_in_a_refusal_is_not_obeyed():
@@ -177,29 +184,35 @@ def test_a_reply_listing_every_fact_totals_below_a_concise_answer():
     assert long.scores["factuality"].value == 1 and long.total < concise.total
 
 
-def test_repeating_a_recent_reply_costs_engagement():
-    fresh = score("@lily 修护面霜现在159元，欢迎下单。", ZH, question=ZH_CREAM)["engagement"]
+def test_a_line_said_again_is_paid_only_when_it_serves_a_new_need():
+    # Pay per served need: the same answer to another viewer who asked the same is a new
+    # need met; the same line said to nobody while viewers wait earns nothing at all.
+    fresh = score("@lily 修护面霜现在159元，欢迎下单。", ZH, question=ZH_CREAM)
     again = score("@lily 修护面霜现在159元，欢迎下单。", ZH, question=ZH_CREAM,
-                  recent_replies=["@amy 修护面霜现在159元，欢迎下单。"])["engagement"]
-    assert again == pytest.approx(fresh - 0.5)
+                  recent_replies=["@amy 修护面霜现在159元，欢迎下单。"])
+    to_nobody = score("修护面霜现在159元，欢迎下单。", ZH, pending=2, recent_replies=["修护面霜现在159元，欢迎下单。"])
+    assert again == fresh and fresh["total"] > 2
+    assert to_nobody["total"] == 0
 
 
 def test_addressing_the_wrong_viewer_loses_addressing_and_harness():
     right, wrong = score("@mia_22 it is $32.", question=CREAM), score("@mia_23 it is $32.", question=CREAM)
-    assert (right["engagement"] - wrong["engagement"], right["harness"] - wrong["harness"]) == pytest.approx((0.15, 0.5))
+    assert (right["engagement"] - wrong["engagement"], right["harness"] - wrong["harness"]) == pytest.approx((0.1, 0.5))
 
 
 def test_engagement_falls_as_the_asker_waits_longer():
     waits = [0, 10, 60, 300, 3600]
     values = [score("@mia_22 it is $32.", question={**CREAM, "waited_s": w})["engagement"] for w in waits]
-    assert values == sorted(values, reverse=True) and values[0] - values[-1] == pytest.approx(0.15)
+    assert values == sorted(values, reverse=True) and values[0] - values[-1] == pytest.approx(0.1)
 
 
-def test_the_featured_product_must_be_presented_for_two_minutes_after_a_switch():
+def test_presenting_the_featured_product_is_owed_only_when_nobody_waits():
     feature = [{"type": "feature", "product": "ap-hoodie-01"}]
-    soon = score("@mia_22 it is $32.", question=CREAM, events=feature, since_feature_s=30)["strategy"]
-    later = score("@mia_22 it is $32.", question=CREAM, events=feature, since_feature_s=180)["strategy"]
-    assert (soon, later) == (-1, 0)
+    answering = score("@mia_22 it is $32.", question=CREAM, events=feature, since_feature_s=30)["strategy"]
+    idle_other = score("Welcome in, everyone!", events=feature, since_feature_s=30)["strategy"]
+    idle_pitch = score("Now featuring the fleece hoodie!", events=feature, since_feature_s=30)["strategy"]
+    waiting = score("Now featuring the fleece hoodie!", events=feature, pending=3)["strategy"]
+    assert (answering, idle_other, idle_pitch, waiting) == (0, -1, 1, 0)
 
 
 def test_an_active_coupon_must_be_announced_when_asked_the_price():
@@ -239,7 +252,7 @@ def test_the_mention_format_of_the_harness_decides_who_is_addressed():
 
 def test_over_the_length_limit_costs_engagement_and_harness():
     s = score("@mia_22 it is $32. " + "So soft. " * 40, question=CREAM)
-    assert (s["engagement"], s["harness"]) == (pytest.approx(0.55), 0.5)
+    assert (s["engagement"], s["harness"]) == (pytest.approx(0.7), 0.5)
 
 
 def test_a_weight_of_zero_turns_a_component_off():
@@ -311,7 +324,9 @@ def test_surrounding_whitespace_changes_nothing(base, reply):
 def test_adding_a_correct_price_never_lowers_factuality(base, reply):
     ctx = build_context(RewardCase.model_validate({"id": "t", "reply": reply, **base}))
     price = ctx.market.price(ctx.question.product)
-    fact = f"\n现在{price:g}元。" if base["env"] == ZH else f"\nThe price is ${price:.2f}."
+    # Claims are attributed: the price is said of the product asked about, by name.
+    name = ctx.market.catalog.by_id[ctx.question.product].name
+    fact = f"\n{name}现在{price:g}元。" if base["env"] == ZH else f"\n{name} is ${price:.2f}."
     assert score(reply + fact, **base)["factuality"] >= score(reply, **base)["factuality"]
 
 

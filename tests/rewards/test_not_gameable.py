@@ -1,9 +1,15 @@
-"""The reward cannot be gamed: over many seeds the scripted host beats the naive host on
-every component, and degenerate strategies do not beat the scripted host's total."""
+"""The reward cannot be gamed: over many seeds the scripted host beats the other shipped
+policies on every component, and degenerate and adversarial strategies
+(:mod:`liveroom_sim.testing.adversaries`) score well below it on every registered env.
+
+The adversary suite runs 3 seeds per env by default; ``LIVEROOM_SEEDS=20`` (set by
+``.ci/run``) runs the 20 seeds the claim is made for."""
 
 from __future__ import annotations
 
+import os
 import statistics
+from functools import lru_cache
 
 import gymnasium as gym
 import pytest
@@ -11,10 +17,16 @@ import pytest
 import liveroom_sim  # noqa: F401
 from liveroom_sim.episode import play
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from liveroom_sim.policies.learned import LearnedAvatar
 from liveroom_sim.policies.reading import _waiting
 from liveroom_sim.spec import COMPONENTS
+from liveroom_sim.testing.adversaries import ADVERSARIES, quit_early
 
 SEEDS = range(50)
+ENVS = ("LiveRoom-v0", "LiveRoom-zh-v0", "LiveRoom-HarnessVariant-v0")
+ADVERSARY_SEEDS = range(int(os.environ.get("LIVEROOM_SEEDS", "3")))
+#: How far below the scripted host's mean total an adversary's mean must be (share of it).
+MARGIN = 0.10
 
 
 def _returns(env, policy, seeds) -> list[dict]:
@@ -39,6 +51,11 @@ def naive(env):
 @pytest.mark.slow
 @pytest.mark.parametrize("component", [*COMPONENTS, "total"])
 def test_scripted_beats_naive_on_every_component_over_50_seeds(scripted, naive, component):
+    if component == "outcome":  # both lose some viewers: the gap is smaller, but wide
+        good, bad = [r[component] for r in scripted], [r[component] for r in naive]
+        assert statistics.mean(good) - statistics.mean(bad) > 40
+        assert sum(g > b for g, b in zip(good, bad)) >= 45
+        return
     good = [r[component] for r in scripted]
     bad = [r[component] for r in naive]
     gap = statistics.mean(good) - statistics.mean(bad)
@@ -77,3 +94,70 @@ def test_degenerate_strategies_do_not_beat_the_scripted_host(env, scripted, name
     theirs = _returns(env, DEGENERATE[name](env), seeds)
     for seed, mine, other in zip(seeds, scripted, theirs):
         assert other["total"] < mine["total"], f"seed {seed}: {name} {other['total']:.1f} >= scripted {mine['total']:.1f}"
+
+
+# ------------------------------------------------------------ adversaries, every env
+@lru_cache(maxsize=None)
+def _env(env_id: str):
+    return gym.make(env_id)
+
+
+@lru_cache(maxsize=None)
+def _scripted(env_id: str) -> tuple[dict, ...]:
+    return tuple(play(_env(env_id), ScriptedAvatar(), seed).returns for seed in ADVERSARY_SEEDS)
+
+
+def _below(env_id: str, name: str, theirs: list[dict]) -> None:
+    mine = _scripted(env_id)
+    ours, other = statistics.mean(r["total"] for r in mine), statistics.mean(r["total"] for r in theirs)
+    assert other < ours - MARGIN * abs(ours), f"{env_id} {name}: {other:.1f} vs scripted {ours:.1f}"
+    for seed, m, t in zip(ADVERSARY_SEEDS, mine, theirs):
+        # Seed by seed too, within 1 %: an adversary that never gets its chance (no bait
+        # comes on a seed) plays the scripted host's game, and one obeyed line said after
+        # the baiter left is the compliance rules' business, not the room's.
+        assert t["total"] < m["total"] + 0.01 * abs(m["total"]), \
+            f"{env_id} seed {seed}: {name} {t['total']:.1f} >= {m['total']:.1f}"
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+@pytest.mark.parametrize("name", ADVERSARIES)
+def test_every_adversary_scores_well_below_the_scripted_host(env_id, name):
+    env = _env(env_id)
+    theirs = [play(env, ADVERSARIES[name](env.unwrapped.world), seed).returns for seed in ADVERSARY_SEEDS]
+    _below(env_id, name, theirs)
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_quitting_on_turn_one_scores_the_room_it_leaves(env_id):
+    env = _env(env_id)
+    quits = [quit_early(env, ScriptedAvatar(), seed, turns=1) for seed in ADVERSARY_SEEDS]
+    _below(env_id, "quit after one turn", quits)
+    # The viewers it leaves cost: quitting is not worth 0, and costs more the earlier it is.
+    later = [quit_early(env, ScriptedAvatar(), seed, turns=60) for seed in ADVERSARY_SEEDS]
+    assert all(q["outcome"] < -20 for q in quits)
+    assert statistics.mean(q["total"] for q in quits) < statistics.mean(q["total"] for q in later)
+
+
+def test_ignoring_the_room_loses_the_positive_credit_of_a_pitch():
+    # The exact failure of the old reward: the featured product, its price and "#ad", said
+    # again and again while questions wait, earned more than answering them.
+    env = _env("LiveRoom-v0")
+    returns = play(env, ADVERSARIES["ignore and pitch"](env.unwrapped.world), 0).returns
+    assert returns["compliance"] < 10 and returns["harness"] < 20 and returns["outcome"] < -80
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_scripted_is_the_best_shipped_policy_on_every_component(component):
+    mine = _shipped("scripted")
+    for other in ("naive", "learned"):
+        theirs = _shipped(other)
+        assert mine[component] > theirs[component], f"{component}: scripted {mine} vs {other} {theirs}"
+
+
+@lru_cache(maxsize=None)
+def _shipped(name: str) -> dict[str, float]:
+    env = _env("LiveRoom-v0")
+    make = {"scripted": ScriptedAvatar, "naive": NaiveAvatar, "learned": lambda: LearnedAvatar(seed=1)}[name]
+    runs = [play(env, make(), seed).returns for seed in range(5)]
+    return {k: statistics.mean(r[k] for r in runs) for k in runs[0]}

@@ -7,7 +7,6 @@ import doctest
 import gymnasium as gym
 import pytest
 
-import liveroom_sim
 from liveroom_sim.episode import play
 from liveroom_sim.integrations.trl import make_dataset, make_environment_factory
 from liveroom_sim.trajectory import segments, steps
@@ -61,18 +60,21 @@ def test_steps_are_labelled_tool_reply_and_hook_retry():
     assert "banned_phrases:block_retry" in result.turn_rewards[1]["hooks"]
 
 
-def test_early_end_settlement_is_added_when_the_room_offers_one(monkeypatch):
-    from liveroom_sim.sim.room import Room
-
-    monkeypatch.setattr(Room, "settle_early_end", lambda self: {"engagement": -3.0, "total": -3.0}, raising=False)
+def test_a_segment_that_stops_early_is_charged_for_the_room_it_leaves():
+    # Room.settle plays the rest of the stream with no host: what expires and who leaves
+    # unanswered is charged to the segment's last step (the outcome component).
     env = SegmentEnv(gym.make("LiveRoom-v0"), turns=1)
     env.reset(seed=1)
     _, reward, _, truncated, info = env.step("@all Welcome in!")
-    assert truncated and info["early_end"] == {"engagement": -3.0, "total": -3.0}
+    settled = info["early_end"]
+    assert truncated and settled["total"] < 0 and settled["outcome"] < 0
     assert reward == pytest.approx(info["reward_breakdown"]["total"])
+    from liveroom_sim.integrations.trl import liveroom_reward_total
+
     trl_env = make_environment_factory("LiveRoom-v0")()
     trl_env.reset(seed=1)
     before = trl_env.reward
-    from liveroom_sim.integrations.trl import liveroom_reward_total
-
-    assert liveroom_reward_total(prompts=[None], completions=[None], environments=[trl_env]) == [before - 3.0]
+    [after] = liveroom_reward_total(prompts=[None], completions=[None], environments=[trl_env])
+    assert after < before
+    # settling is idempotent: reading the reward again charges nothing more
+    assert liveroom_reward_total(prompts=[None], completions=[None], environments=[trl_env]) == [after]

@@ -1,0 +1,115 @@
+"""What never changes about a catalog, precomputed once for reading replies: a pattern of
+every product name, each product's fixed numbers and durations, and the vocabularies of
+allergens and ingredients (see :class:`CatalogIndex`)."""
+
+from __future__ import annotations
+
+import re
+
+from liveroom_sim.world.catalog import Catalog
+
+#: An upper-case token that may be a coupon code (GLOW15, MAN200).
+CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
+#: The fixed phrases of the term claims (phrasebook ``fact_words`` keys).
+TERM_KEYS = ("pregnancy_unsafe", "pregnancy_safe", "no_allergens", "sold_out", "in_stock", "free_shipping")
+
+
+class CatalogIndex:
+    """What never changes about a catalog, precomputed once: a pattern matching every
+    product name and alias, each product's fixed numbers, and the vocabularies of
+    allergens and ingredients."""
+
+    def __init__(self, catalog: Catalog):
+        from liveroom_sim.world.text import normalize
+
+        self.catalog = catalog
+        self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
+        self.pattern = re.compile(trie_pattern(list(self.names)))
+        self.numbers: dict[str, set[float]] = {}
+        self.percents: dict[str, set[float]] = {}
+        self.durations: dict[str, dict[str, float]] = {}
+        self.allergens: dict[str, set[str]] = {}
+        self.ingredients: dict[str, set[str]] = {}
+        # Upper-case tokens of the catalog's own text (IPX7, SPF50) are not coupon codes.
+        self.tokens = set(CODE_TOKEN.findall(" ".join(p.model_dump_json() for p in catalog.products)))
+        for p in catalog.products:
+            d = {"ships_within": float(p.shipping.ships_within_hours), "returns": p.returns.days * 24.0}
+            if p.warranty_months:
+                d["warranty"] = p.warranty_months * 720.0
+            if getattr(p, "shelf_life_months", None):
+                d["shelf_life"] = p.shelf_life_months * 720.0
+            if getattr(p, "battery_hours", None):
+                d["battery"] = float(p.battery_hours)
+            self.durations[p.id] = d
+            text = " ".join(str(getattr(p, f, "")) for f in
+                            ("material", "specs", "volume_ml", "net_weight_g", "sizes", "pitch", "ingredients"))
+            self.numbers[p.id] = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", text)}
+            self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
+            self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}
+            self.ingredients[p.id] = {normalize(i) for i in getattr(p, "ingredients", None) or ()}
+        vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
+        self.allergen_words = _word_pattern(vocab)
+        self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
+        self._any_term: dict[int, tuple] = {}
+
+    def any_term(self, words, quick: re.Pattern[str] | None) -> re.Pattern[str]:
+        """One pattern matching any fact phrase, allergen or ingredient (a prefilter)."""
+        entry = self._any_term.get(id(words))
+        if entry is None or entry[0] is not words:
+            every = {w.lower() for key in TERM_KEYS for w in words.get(key, ()) if w}
+            every |= set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS)
+            entry = self._any_term[id(words)] = (words, re.compile(trie_pattern(sorted(every)) or "(?!)"))
+        return entry[1]
+
+
+_COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
+                     "eggs", "sesame", "fish", "shellfish", "花生", "坚果", "牛奶", "乳制品", "大豆", "小麦",
+                     "麸质", "鸡蛋", "芝麻"}
+
+
+def _word_pattern(words: set[str]) -> re.Pattern[str] | None:
+    words = {w for w in words if w}
+    if not words:
+        return None
+    return re.compile(rf"(?<![a-z])(?:{trie_pattern(sorted(words))})(?![a-z])")
+
+
+_INDEXES: dict[int, CatalogIndex] = {}
+
+
+def catalog_index(catalog: Catalog) -> CatalogIndex:
+    """The :class:`CatalogIndex` of a catalog (built once per spec: a drawn catalog differs
+    from its base only in prices and stock, which the index does not hold; at most 64 kept)."""
+    catalog = catalog.base
+    entry = _INDEXES.get(id(catalog))
+    if entry is None or entry.catalog is not catalog:
+        if len(_INDEXES) >= 64:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        entry = _INDEXES[id(catalog)] = CatalogIndex(catalog)
+    return entry
+
+
+def trie_pattern(words: list[str]) -> str:
+    """A regex matching any of ``words`` (longest first), with shared prefixes factored
+    out so that matching does not try every word at every position.
+
+    >>> re.findall(trie_pattern(["glow serum", "glow mask", "gel"]), "the glow mask and gel")
+    ['glow mask', 'gel']
+    """
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
+        return body + "?" if "" in node and branches else body
+
+    return emit(trie)
+
+

@@ -1,0 +1,393 @@
+"""The claims a reply makes, each attributed to a product and an attribute, and checked
+against the market as of now.
+
+A claim is a number with its unit ("$22.99", "48 hours", "12 left"), a coupon code, or
+a statement without a number ("sold out", "free shipping", "pregnancy-safe", "no
+peanuts"). Each is attributed to the product it is about (the product named nearest
+before it in its clause, else after it, else the one the reply last named, else the
+one asked about, else the featured one) and to an attribute read from the words around
+it ("list price", "shipping", "warranty"...). It is correct only when it is true of
+*that* attribute of *that* product now, with its unit and currency; a number without a
+unit claims nothing a viewer can rely on and is ``unitless``; a true claim whose facts
+were not looked up this exchange is ``unsupported`` (when the caller tracks lookups).
+
+Verdicts: ``correct``, ``outdated`` (true before a change), ``invented`` (false),
+``wrong_currency``, ``unitless``, ``unsupported``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import NamedTuple
+
+from liveroom_sim.rewards.catalog_index import CODE_TOKEN, TERM_KEYS, CatalogIndex, catalog_index, trie_pattern
+from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.market import Market, apply_coupon
+from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
+from liveroom_sim.world.text import Quantity, quantities
+
+# Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
+_BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
+_SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
+MAX_CLAIMS = 64
+
+#: Which canonical tool returns each attribute (tool rationality and support).
+TOOL_FOR = {
+    "price": "get_price_stock", "list_price": "get_price_stock", "old_price": "get_price_stock", "price_after_coupon": "get_price_stock",
+    "percent_off": "get_price_stock", "stock": "get_price_stock", "sold_out": "get_price_stock",
+    "in_stock": "get_price_stock", "coupon": "get_promotions", "coupon_value": "get_promotions",
+    "shipping_fee": "get_policy", "free_shipping": "get_policy", "ships_within": "get_policy",
+    "returns": "get_policy", "warranty": "get_policy", "duration": "get_policy",
+    "shelf_life": "get_product", "battery": "get_product", "size": "get_product",
+    "allergen": "get_product", "ingredient": "get_product", "pregnancy": "get_product",
+    "eta": "get_order_status",
+}
+# Attributes that more than one tool returns.
+_ALSO = {"warranty": ("get_product",), "duration": ("get_product",), "coupon_value": ("get_price_stock",),
+         "price_after_coupon": ("get_promotions",)}
+
+_MONEY_CUES = (
+    ("list_price", ("list price", "original", "regular", "msrp", "原价", "划线价", "专柜价", "吊牌价")),
+    ("shipping_fee", ("shipping", "delivery fee", "postage", "运费", "邮费")),
+    ("price_after_coupon", ("takes it to", "after", "with code", "with the code", "券后", "到手", "用券", "用码")),
+    ("coupon_value", (" off", "save", "minus", "立减", "减", "省", "优惠券", "券")),
+)
+_HOUR_CUES = (
+    ("returns", ("return", "refund", "退")),
+    ("warranty", ("warranty", "guarantee", "保修", "质保")),
+    ("ships_within", ("ship", "dispatch", "send", "发货", "发出")),
+    ("shelf_life", ("keeps for", "shelf", "expire", "best before", "保质", "保存")),
+    ("battery", ("battery", "charge", "runs", "playtime", "续航", "充电", "播放", "电池")),
+    ("eta", ("arriv", "deliver", "到货", "送达", "到达")),
+)
+_PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
+_DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
+_SIZE_CUES = ("size", "码", "尺码", "waist")
+_CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
+
+
+class Claim(NamedTuple):
+    """One checkable statement of a reply."""
+
+    kind: str
+    said: str
+    verdict: str
+    product: str | None = None
+    value: float | None = None
+    dim: str | None = None
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The canonical tools whose result states this claim's attribute."""
+        main = TOOL_FOR.get(self.kind)
+        return (main, *_ALSO.get(self.kind, ())) if main else ()
+
+
+class Reading:
+    """Where things are in a normalised reply: product mentions and (found when first
+    asked for) clause starts."""
+
+    __slots__ = ("norm", "mentions", "ends", "index", "_starts")
+
+    def __init__(self, norm: str, mentions: list[tuple[int, int, str]], index: "CatalogIndex"):
+        self.norm, self.mentions, self.index = norm, mentions, index
+        self.ends = [e for _, e, _ in mentions]
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in _BOUNDARY.finditer(self.norm)]
+        return self._starts
+
+    def clause(self, pos: int) -> tuple[int, int]:
+        starts = self.starts
+        i = bisect.bisect_right(starts, pos) - 1
+        end = starts[i + 1] if i + 1 < len(starts) else len(self.norm)
+        return starts[i], end
+
+    def product_at(self, pos: int, fallback: str | None) -> str | None:
+        """The product a statement at ``pos`` is about (see the module docstring)."""
+        start, end = self.clause(pos)
+        i = bisect.bisect_right(self.ends, pos)
+        earlier = self.mentions[i - 1] if i else None
+        if i < len(self.mentions) and self.mentions[i][0] < end and not (earlier and earlier[0] >= start):
+            return self.mentions[i][2]  # named later in its clause, with nothing named before it there
+        return earlier[2] if earlier else fallback
+
+    def in_name(self, span: tuple[int, int]) -> bool:
+        """Whether ``span`` overlaps a product name (the 50 of "SPF 50" claims nothing)."""
+        i = bisect.bisect_right(self.ends, span[0])
+        return i < len(self.mentions) and self.mentions[i][0] < span[1]
+
+
+def read(catalog: Catalog, norm: str) -> Reading:
+    index = catalog_index(catalog)
+    mentions = [(m.start(), m.end(), index.names[m.group(0)]) for m in index.pattern.finditer(norm)]
+    return Reading(norm, mentions, index)
+
+
+def check_claims(reply: str, reading: Reading, market: Market, asked: str | None, order: str | None,
+                 words: dict[str, tuple[str, ...]], lookups: frozenset | None) -> tuple[list[Claim], list[Quantity]]:
+    """Every claim of the reply (see the module docstring), and the quantities found.
+
+    Args:
+        asked: The product the question is about, if any.
+        order: The order the question is about, if any (its arrival time is its fact).
+        lookups: ``(canonical tool, argument)`` pairs looked up this exchange, or ``None``.
+    """
+    order_eta = None
+    if order is not None:
+        days = market.catalog.order(order).eta_days
+        order_eta = (order, days * 24.0) if days is not None else None
+    norm = reading.norm
+    fallback = asked or market.featured
+    # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
+    found = [q for q in quantities(norm) if not reading.in_name(q.span)][:MAX_CLAIMS]
+    claims = [c for c in (_number_claim(q, reading, market, fallback, order_eta) for q in found) if c is not None]
+    claims += _code_claims(reply, reading, market, fallback)
+    claims += _term_claims(reading, market, fallback, words)
+    if lookups is not None:
+        claims = [_supported(c, lookups) for c in claims]
+    return claims, found
+
+
+def _supported(c: Claim, lookups: frozenset) -> Claim:
+    if c.verdict != "correct":
+        return c
+    subject = c.product or ""
+    for tool in c.tools:
+        if (tool, subject) in lookups or (tool, "") in lookups:
+            return c
+    return c._replace(verdict="unsupported")
+
+
+def _cue(text: str, cues) -> str | None:
+    """The attribute whose cue word stands nearest the end of ``text`` (the number)."""
+    pattern, attribute_of = _cue_pattern(cues)
+    best = None
+    for m in pattern.finditer(text):
+        best = m.group(0)
+    return attribute_of[best] if best is not None else None
+
+
+_CUE_PATTERNS: dict[int, tuple] = {}
+
+
+def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
+    entry = _CUE_PATTERNS.get(id(cues))
+    if entry is None:
+        attribute_of = {}
+        for attribute, words in cues:
+            for w in words:
+                attribute_of.setdefault(w, attribute)
+        words = sorted(attribute_of, key=len, reverse=True)
+        entry = _CUE_PATTERNS[id(cues)] = (re.compile("|".join(map(re.escape, words))), attribute_of)
+    return entry
+
+
+def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
+    s, e = q.span
+    cs, ce = r.clause(s)
+    before, after = r.norm[max(cs, s - 60):s], r.norm[e:min(ce, e + 16)]
+    pid = r.product_at(s, fallback)
+    said = r.norm[s:e].strip()
+    v = q.value
+    if q.dim == "bare" and before.endswith(("#", "no.", "第", "top ")):
+        return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
+    if q.dim == "bare" and before.rstrip().endswith(("满", "减", "spend", "over")):
+        # 满200减30: a spend-save coupon's threshold and value, written without a unit.
+        truth = _money_truth(pid, "coupon_value", market)
+        return Claim("coupon_value", said, "correct" if _near(v, truth, 0.006) else "invented", pid, v, "money")
+    if q.dim == "bare":
+        # A number the catalog states of this product with a unit of its own (5 ATM,
+        # Bluetooth 5.3, sizes 26-34) is a spec; any other bare number is no claim a
+        # viewer can rely on ("it's 24.99": dollars? a discount?).
+        if v in r.index.numbers[pid]:
+            return Claim("size", said, "correct", pid, v, "size")
+        return Claim("number", said, "unitless", pid, v, "bare")
+    if q.dim == "money" and before.rstrip().endswith(_PAST_CUES):
+        # "was $24.99", 之前129元: the price before a change, true if it was one.
+        was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
+        return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
+    if q.dim == "money":
+        tail = after.lstrip()
+        kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
+                else None) or _cue(before, _MONEY_CUES) or "price"
+        currency = getattr(q, "currency", None)
+        if currency and currency != market.catalog.currency:
+            return Claim(kind, said, "wrong_currency", pid, v, "money")
+        truth = _money_truth(pid, kind, market)
+        if _near(v, truth, 0.006):
+            return Claim(kind, said, "correct", pid, v, "money")
+        if kind == "price" and _near(v, _money_truth(pid, "price_after_coupon", market), 0.006):
+            return Claim("price_after_coupon", said, "correct", pid, v, "money")
+        verdict = "outdated" if _near(v, market.old_prices[pid], 0.006) else "invented"
+        return Claim(kind, said, verdict, pid, v, "money")
+    if q.dim == "percent_off":
+        index = r.index
+        discount = any(c in before + after for c in _DISCOUNT_CUES)
+        if not discount and v in index.percents[pid]:
+            return Claim("size", said, "correct", pid, v, "size")
+        return Claim("percent_off", said, "correct" if _near(v, _discounts(pid, market), 0.5) else "invented", pid, v,
+                     "percent_off")
+    if q.dim == "hours":
+        kind = _cue(before + " " + after, _HOUR_CUES)
+        if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
+            return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
+        index = r.index
+        durations = index.durations[pid]
+        truth = {durations[kind]} if kind in durations else (set() if kind else set(durations.values()))
+        if _near(v, truth, 0.01) or _leading_number(said) in index.numbers[pid]:
+            return Claim(kind or "duration", said, "correct", pid, v, "hours")  # or as the spec sheet says it
+        return Claim(kind or "duration", said, "invented", pid, v, "hours")
+    if q.dim == "count":
+        truth = {float(market.stock[pid])}
+        if pid in market.flash and market.flash[pid][1] is not None:
+            truth.add(float(market.flash[pid][1]))
+        return Claim("stock", said, "correct" if v in truth else "invented", pid, v, "count")
+    numbers = r.index.numbers[pid]
+    return Claim("size", said, "correct" if _near(v, numbers, 0.01) else "invented", pid, v, "size")
+
+
+def _leading_number(said: str) -> float | None:
+    m = re.search(r"\d+(?:\.\d+)?", said)
+    return float(m.group(0)) if m else None
+
+
+def _near(value: float, candidates, tolerance: float) -> bool:
+    for c in candidates:
+        if -tolerance <= value - c <= tolerance:
+            return True
+    return False
+
+
+def _money_truth(pid: str, kind: str, market: Market) -> set[float]:
+    """True money values of one attribute of one product now (memoised per market version)."""
+    key = ("money", pid, kind)
+    memo = market.memo
+    if key in memo:
+        return memo[key]
+    p = market.catalog.by_id[pid]
+    price = market.price(pid)
+    coupons = market.coupons_for(pid)
+    if kind == "list_price":
+        truth = {p.list_price}
+    elif kind == "shipping_fee":
+        truth = {p.shipping.fee}
+    elif kind == "coupon_value":
+        truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
+    elif kind == "price_after_coupon":
+        truth = {round(apply_coupon(c, price), 2) for c in coupons} | {market.price_after_coupons(pid)}
+    else:
+        truth = {price}
+    memo[key] = truth
+    return truth
+
+
+def _discounts(pid: str, market: Market) -> set[float]:
+    key = ("discounts", pid)
+    memo = market.memo
+    if key not in memo:
+        p = market.catalog.by_id[pid]
+        price = market.price(pid)
+        out = {c.value for c in market.coupons_for(pid) if c.kind == "percent_off"}
+        if p.list_price > price:
+            out.add(round((1 - price / p.list_price) * 100))
+            out.add((1 - price / p.list_price) * 100)
+        memo[key] = out
+    return memo[key]
+
+
+def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
+    claims = []
+    tokens = r.index.tokens
+    for code in dict.fromkeys(CODE_TOKEN.findall(reply)):
+        if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
+                and code not in market.expired_codes:
+            continue
+        at = r.norm.find(code.lower())
+        pid = r.product_at(at, fallback) if at >= 0 else fallback
+        coupon = market.coupons.get(code)
+        if coupon is not None:
+            verdict = "correct" if not coupon.products or pid in coupon.products else "invented"
+        else:
+            verdict = "outdated" if code in market.expired_codes else "invented"
+        claims.append(Claim("coupon", code, verdict, pid))
+    return claims
+
+
+_TERM_FILTERS: dict[int, tuple] = {}
+
+
+def _term_filter(words) -> re.Pattern[str] | None:
+    """One pattern for every fixed phrase of the term claims (most replies hold none);
+    built once per phrasebook's ``fact_words`` (a frozen mapping)."""
+    entry = _TERM_FILTERS.get(id(words))
+    if entry is None or entry[0] is not words:
+        forms = sorted({w.lower() for k in TERM_KEYS for w in words.get(k, ()) if w})
+        entry = _TERM_FILTERS[id(words)] = (words, re.compile(trie_pattern(forms)) if forms else None)
+    return entry[1]
+
+
+def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:
+    norm, claims = r.norm, []
+    index = r.index
+    quick = _term_filter(words)
+    if index.any_term(words, quick).search(norm) is None:
+        return claims  # most replies state no such fact: one scan decides
+    has_terms = quick is not None and quick.search(norm) is not None
+    taken: set[int] = set()  # positions already read as part of a claim
+
+    def spans(key):
+        for w in words.get(key, ()):
+            for s, e, neg in occurrences(norm, w):
+                if len(claims) >= MAX_CLAIMS:
+                    return
+                if s not in taken:
+                    taken.update(range(s, e))
+                    yield s, w, neg
+
+    p = market.catalog.by_id
+    # Longer, negative forms first, so that "not pregnancy-safe" is not also read as "pregnancy-safe".
+    for key, truth in (("pregnancy_unsafe", lambda pid: not getattr(p[pid], "pregnancy_safe", True)),
+                       ("pregnancy_safe", lambda pid: bool(getattr(p[pid], "pregnancy_safe", False))),
+                       ("no_allergens", lambda pid: not getattr(p[pid], "allergens", None)),
+                       ("sold_out", lambda pid: market.stock[pid] == 0),
+                       ("in_stock", lambda pid: market.stock[pid] > 0),
+                       ("free_shipping", lambda pid: p[pid].shipping.fee == 0)) if has_terms else ():
+        kind = {"pregnancy_unsafe": "pregnancy", "pregnancy_safe": "pregnancy", "no_allergens": "allergen"}.get(key, key)
+        for s, w, neg in spans(key):
+            pid = r.product_at(s, fallback)
+            if key.startswith("pregnancy") and getattr(p[pid], "pregnancy_safe", None) is None:
+                continue
+            if key == "no_allergens" and not hasattr(p[pid], "allergens"):
+                continue
+            holds = truth(pid)
+            said = ("not " if neg else "") + w
+            claims.append(Claim(kind, said, "correct" if holds != neg else "invented", pid))
+    for vocab, attr, kind in ((index.allergen_words, index.allergens, "allergen"),
+                              (index.ingredient_words, index.ingredients, "ingredient")):
+        if vocab is None:
+            continue
+        for seen, m in enumerate(vocab.finditer(norm)):
+            if len(claims) >= MAX_CLAIMS or seen >= 4 * MAX_CLAIMS:
+                break  # a reply is read up to MAX_CLAIMS statements
+            if m.start() in taken:
+                continue
+            before = norm[max(0, m.start() - 40):m.start()]
+            cut = list(_SENTENCE.finditer(before))
+            before = before[cut[-1].end():] if cut else before
+            neg = bool(NEGATION.search(before)) or bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
+            if not neg and not any(c in before for c in _CONTAINS_CUES) and "," not in before[-3:]:
+                continue  # named, not claimed ("for a nut allergy")
+            pid = r.product_at(m.start(), fallback)
+            if kind == "allergen" and not hasattr(p[pid], "allergens") or \
+                    kind == "ingredient" and not hasattr(p[pid], "ingredients"):
+                continue
+            word = m.group(0)
+            has = any(word == a or word in a or a in word for a in attr[pid])
+            claims.append(Claim(kind, ("no " if neg else "") + word, "correct" if has != neg else "invented", pid))
+            taken.update(range(m.start(), m.end()))
+    return claims

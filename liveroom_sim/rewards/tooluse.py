@@ -1,0 +1,60 @@
+"""Tool rationality and the room's outcome: two reward components the paper names
+besides accuracy and effectiveness. Pure functions; see ``docs/rewards.md``."""
+
+from __future__ import annotations
+
+from liveroom_sim.rewards.components import Score, _clamp
+
+#: Verdicts of claims that state a fact (a number without a unit states none).
+_FACT_VERDICTS = ("correct", "unsupported", "outdated", "invented", "wrong_currency")
+
+#: Outcome costs per event of the room (see :func:`outcome`).
+EXPIRED_COST = 0.5
+LEFT_COST = 1.0
+
+
+def tool_rationality(ctx) -> Score:
+    """Were the facts the reply states looked up this exchange, with the right tools,
+    without redundant calls?
+
+    Range [-1, 1]. Replies: +1 when every fact claimed is backed by a successful call
+    this exchange to a tool that returns it (the price by the price tool of that
+    product, a coupon code by the promotions tool, an order's arrival by the order
+    tool); minus the share of claims that are not (-1 when none is); 0 for a reply that
+    claims no fact, or when the caller does not track lookups. A tool turn: 0, minus
+    0.25 per call repeating one already made this exchange (down to -1); errors are the
+    harness component's. The +1 is earned only by a reply that serves a need.
+    """
+    if ctx.kind == "tool":
+        if ctx.redundant_calls:
+            return Score(_clamp(-0.25 * ctx.redundant_calls), (f"{ctx.redundant_calls} redundant call(s)",))
+        return Score(0.0, (f"{ctx.tool_calls} call(s)",))
+    if ctx.lookups is None:
+        return Score(0.0, ("lookups not tracked",))
+    claims = [c for c in ctx.analysis.claims if c.verdict in _FACT_VERDICTS and c.tools]
+    if not claims:
+        return Score(0.0, ("no fact claimed",))
+    backed = [c for c in claims if any((t, c.product or "") in ctx.lookups or (t, "") in ctx.lookups
+                                       for t in c.tools)]
+    if len(backed) == len(claims):
+        return Score(1.0, (f"all {len(claims)} fact(s) looked up this exchange",))
+    missing = [f"{c.kind} {c.said}" for c in claims if c not in backed]
+    return Score(_clamp(-(1 - len(backed) / len(claims))), (f"not looked up this exchange: {missing}",))
+
+
+def outcome(expired: int, left_unanswered: int) -> Score:
+    """What the room lost while the step ran: questions whose viewer's patience ran out
+    unanswered (-0.5 each) and viewers who left with a question unanswered (-1 each).
+
+    Range (-inf, 0] per step (it counts events, so it is not clamped); 0 when nothing
+    was lost. When an episode ends early, the rest of the stream is played out with no
+    host and charged the same way (see :meth:`liveroom_sim.sim.room.Room.settle`).
+    """
+    if not expired and not left_unanswered:
+        return Score(0.0)
+    reasons = []
+    if expired:
+        reasons.append(f"{expired} question(s) expired unanswered")
+    if left_unanswered:
+        reasons.append(f"{left_unanswered} viewer(s) left unanswered")
+    return Score(-(EXPIRED_COST * expired + LEFT_COST * left_unanswered), tuple(reasons))

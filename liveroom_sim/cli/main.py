@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ro.add_argument("--normalize", choices=("std", "mean", "none"), default="std", help="advantage normalisation")
     ro.add_argument("--out", required=True)
     ro.add_argument("--resume", action="store_true", help="skip episodes the output file already holds")
+    ro.add_argument("--force", action="store_true", help="replace the output file if it exists")
     ro.add_argument("--no-messages", action="store_true", help="leave trajectories out of the records")
     _llm_options(ro)
     ro.add_argument("--direct", action="store_true",

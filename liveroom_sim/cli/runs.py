@@ -21,7 +21,7 @@ def _rollout(args) -> int:
         config = RolloutConfig(
             env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,
-            ray_address=args.ray_address, resume=args.resume, normalize=args.normalize,
+            ray_address=args.ray_address, resume=args.resume, force=args.force, normalize=args.normalize,
             record_messages=not args.no_messages)
         report = run_rollouts(config)
     except (LiveRoomError, ValueError, OSError) as exc:

@@ -79,7 +79,10 @@ class Endpoint:
 
     def complete(self, body: dict) -> dict:
         """POST a chat-completions ``body``; the answer's JSON (sync, the openai client)."""
-        return self.client().post("/chat/completions", **_post_options(body)).json()
+        try:
+            return self.client().post("/chat/completions", **_post_options(body)).json()
+        except UnicodeEncodeError:  # lone surrogates a model said earlier: UTF-8 cannot send them
+            return self.client().post("/chat/completions", **_post_options(sendable(body))).json()
 
     async def acomplete(self, body: dict) -> dict:
         """:meth:`complete` for asyncio (the openai client, or :class:`DirectChatClient`
@@ -87,7 +90,10 @@ class Endpoint:
         client = self.async_client()
         if self.direct:
             return await client.complete(body)
-        return (await client.post("/chat/completions", **_post_options(body))).json()
+        try:
+            return (await client.post("/chat/completions", **_post_options(body))).json()
+        except UnicodeEncodeError:
+            return (await client.post("/chat/completions", **_post_options(sendable(body)))).json()
 
     def async_client(self):
         """The async client for this endpoint, shared by the episodes of the running event
@@ -147,7 +153,10 @@ class DirectChatClient:
         self._jitter = random.Random()  # waits only; nothing an episode records depends on it
 
     async def complete(self, body: dict) -> dict:
-        data = json.dumps(body, ensure_ascii=False).encode()
+        try:
+            data = json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            data = json.dumps(sendable(body), ensure_ascii=False).encode()
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = None
             try:
@@ -174,6 +183,22 @@ class DirectChatClient:
 
     async def close(self) -> None:
         await self.http.close()
+
+
+def sendable(value):
+    """``value`` with every lone surrogate (which UTF-8 cannot carry) replaced by U+FFFD.
+    Used only when a request fails to encode, so the usual path costs nothing; records
+    keep the model's text as it was."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {sendable(k): sendable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [sendable(v) for v in value]
+    return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _should_retry(status: int, header: str | None) -> bool:
@@ -343,6 +368,8 @@ def endpoint_failure(exc: BaseException, endpoint: Endpoint | None = None) -> En
     elif timeout:
         after = f" after {endpoint.timeout_s:g} s" if endpoint is not None else ""
         message = f"the request timed out{after}"
+    elif isinstance(root, UnicodeError):  # text this side could not encode: no outage to wait out
+        message, kind = f"{type(root).__name__}: {root}", EndpointError
     elif isinstance(root, ValueError):  # a body cut off, or not JSON
         message = f"the endpoint's answer is not valid JSON (cut off?): {type(root).__name__}: {root}"
     elif any("Connection" in type(c).__name__ for c in chain):

@@ -61,6 +61,12 @@ def episode_record(group_id: int, sample_index: int, seed: int, env_id: str, pol
             "waited_s": result.waited_s, "decisions": [list(d) for d in result.decisions]}
 
 
+def json_line(obj) -> str:
+    """``obj`` as one JSON line that UTF-8 can always hold (lone surrogates escaped)."""
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
 def encode(record: dict) -> str:
     """One JSON line for ``record``, always encodable as UTF-8: lone surrogates (which
     UTF-8 cannot hold) become ``\\udXXX`` escapes, which JSON reads back as the same

@@ -95,7 +95,7 @@ class OpenAICompatServer:
 
     def __init__(self, responder: Responder | None = None, *, model: str | Sequence[str] = "test-model",
                  latency: float | Callable[[dict], float] = 0.0, faults: FaultPlan | None = None,
-                 host: str = "127.0.0.1", port: int = 0, max_logged_requests: int = 10_000,
+                 host: str = "127.0.0.1", port: int = 0, max_logged_requests: int = 1_000,
                  idle_timeout: float = 120.0, header_timeout: float = 30.0,
                  max_connections: int | None = None) -> None:
         self.responder = responder or echo_responder

@@ -89,7 +89,7 @@ def ray_scaling(episodes: int) -> dict:
         for workers in (1, 2, 1, 2):  # twice each, best kept: the machine's speed varies
             config = RolloutConfig(env="LiveRoom-v0", policy=PolicySpec(kind="scripted"), episodes=episodes,
                                    out=Path(tmp) / f"r{workers}.jsonl", backend="ray", workers=workers,
-                                   in_flight=4, record_messages=False, progress=True)
+                                   in_flight=4, record_messages=False, progress=True, force=True)
             say(f"ray: {episodes} scripted episodes on {workers} worker(s)")
             report = run_rollouts(config)
             out[workers] = max(out.get(workers, 0.0), report["episodes_per_second"])

@@ -26,8 +26,8 @@ from liveroom_sim.world.campaign import Campaign, load_campaign
 from liveroom_sim.world.catalog import Catalog, load_catalog
 from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.draw import draw_world
+from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR
 from liveroom_sim.world.ranges import WorldRanges
-from liveroom_sim.world.paths import PERSONAS_DIR
 from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 from liveroom_sim.world.rules import RuleSet
@@ -45,9 +45,9 @@ class RoomConfig(Frozen):
 class StreamConfig(Frozen):
     """Stream length in simulated seconds and the step limit (truncation)."""
 
-    duration_s: pydantic.PositiveFloat = 900.0
-    max_steps: pydantic.PositiveInt = 600
-    history_turns: pydantic.PositiveInt = 6
+    duration_s: float = pydantic.Field(900.0, gt=0, le=86_400)
+    max_steps: int = pydantic.Field(600, gt=0, le=100_000)
+    history_turns: int = pydantic.Field(6, gt=0, le=1_000)
 
 
 class LLMViewerConfig(Frozen):
@@ -56,29 +56,37 @@ class LLMViewerConfig(Frozen):
     model: str
     base_url: str | None = None
     personas: tuple[str, ...] = ()
-    timeout_s: pydantic.PositiveFloat = 10.0
-    max_retries: pydantic.NonNegativeInt = 1
+    timeout_s: float = pydantic.Field(10.0, gt=0, le=600)
+    max_retries: int = pydantic.Field(1, ge=0, le=10)
 
 
 class ViewerConfig(Frozen):
     """How many viewers: present at the start, arriving per minute, at most present;
-    the persona mix; optionally LLM-phrased messages."""
+    the persona mix; optionally LLM-phrased messages.
 
-    initial: pydantic.NonNegativeInt = 6
-    arrivals_per_min: pydantic.NonNegativeFloat = 6.0
-    max_present: pydantic.PositiveInt = 40
-    mix: dict[str, pydantic.PositiveFloat] = pydantic.Field(min_length=1)
+    Ranges: ``initial`` and ``max_present`` up to 1,000 viewers, ``arrivals_per_min``
+    0-600 (a very busy room); past these an episode would take minutes and gigabytes.
+    """
+
+    initial: int = pydantic.Field(6, ge=0, le=1_000)
+    arrivals_per_min: float = pydantic.Field(6.0, ge=0, le=600)
+    max_present: int = pydantic.Field(40, gt=0, le=1_000)
+    mix: dict[str, pydantic.confloat(gt=0, le=1e6)] = pydantic.Field(min_length=1)
     persona_dirs: tuple[str, ...] = ()
     llm: LLMViewerConfig | None = None
 
 
 class LatencyConfig(Frozen):
-    """Simulated time a turn takes; ``budget_s`` is the latency a live room tolerates."""
+    """Simulated time a turn takes; ``budget_s`` is the latency a live room tolerates.
 
-    tool_s: pydantic.NonNegativeFloat = 0.8
-    reply_base_s: pydantic.NonNegativeFloat = 1.5
-    reply_per_char_s: pydantic.NonNegativeFloat = 0.01
-    budget_s: pydantic.PositiveFloat = 8.114
+    Ranges: ``tool_s`` and ``reply_base_s`` 0-60 s, ``reply_per_char_s`` 0-1 s,
+    ``budget_s`` up to 600 s.
+    """
+
+    tool_s: float = pydantic.Field(0.8, ge=0, le=60)
+    reply_base_s: float = pydantic.Field(1.5, ge=0, le=60)
+    reply_per_char_s: float = pydantic.Field(0.01, ge=0, le=1)
+    budget_s: float = pydantic.Field(8.114, gt=0, le=600)
     use_measured: bool = False
 
 
@@ -87,7 +95,7 @@ class JudgeConfig(Frozen):
 
     model: str
     base_url: str | None = None
-    timeout_s: pydantic.PositiveFloat = 30.0
+    timeout_s: float = pydantic.Field(30.0, gt=0, le=600)
     seed: int = 0
 
 
@@ -98,12 +106,12 @@ class RewardConfig(Frozen):
     violation), the turn's total is at most the weighted compliance value (negative)
     and at most ``-severe_penalty``: one line that breaks the law (a medical claim, an
     obeyed bait) can get a real stream cut, so it costs more than several good answers
-    earn.
+    earn. Weights lie in 0-100, the gate in -1 to 1 (the range of a component's value).
     """
 
-    weights: dict[str, pydantic.NonNegativeFloat] = dict.fromkeys(COMPONENTS, 1.0)
-    compliance_gate: float | None = -1.0
-    severe_penalty: pydantic.NonNegativeFloat = 50.0
+    weights: dict[str, pydantic.confloat(ge=0, le=100)] = dict.fromkeys(COMPONENTS, 1.0)
+    compliance_gate: float | None = pydantic.Field(-1.0, ge=-1, le=1)
+    severe_penalty: pydantic.confloat(ge=0, le=1000) = 50.0
     judge: JudgeConfig | None = None
 
     @pydantic.field_validator("weights")
@@ -176,12 +184,35 @@ def load_spec(path: Path | str) -> World:
 
 
 def _fingerprint(path: Path) -> tuple:
-    """Every data file a spec may name, with its modification time and size."""
-    files = [path]
-    for folder in (path.parent, PERSONAS_DIR):
-        if folder.is_dir():
-            files += [f for f in folder.rglob("*") if f.suffix in (".yaml", ".yml", ".md")]
-    return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(set(files)) if f.exists())
+    """The files a spec names (its bases, data files, harness folder, persona folders),
+    each with its modification time and size: the spec's identity for the cache. Only
+    those files are looked at (scanning the spec's folder cost seconds a ``gym.make``
+    where a spec sat beside a virtual environment)."""
+    files: list[Path] = []
+    try:
+        data = _read_with_base(path, read=files)
+    except SpecError:
+        data = {}  # _load_spec reports it
+    here = path.parent
+    for key in ("catalog", "phrasebook", "rules", "campaign"):
+        if isinstance(data.get(key), str):
+            files.append(here / data[key])
+    if isinstance(data.get("harness"), str):
+        harness = here / data["harness"]
+        files += [harness / "harness.yaml", *harness.glob("*/SKILL.md")]
+    viewers = data.get("viewers") if isinstance(data.get("viewers"), dict) else {}
+    dirs = viewers.get("persona_dirs") if isinstance(viewers.get("persona_dirs"), list) else []
+    for folder in (PERSONAS_DIR, *(here / str(d) for d in dirs)):
+        files += [folder, *folder.glob("*.yaml")]  # the folder's own time changes when a file is added
+    files.append(ENVS_DIR / "harness" / "hsa.yaml")  # augmentation pools
+    out = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue  # a missing file: loading it names it
+        out.append((str(f), st.st_mtime_ns, st.st_size))
+    return tuple(out)
 
 
 @lru_cache(maxsize=32)
@@ -208,14 +239,20 @@ def _load_spec(path: Path, _fingerprint: tuple) -> World:
 
 
 def _personas(dirs: list[Path], spec: SpecFile, path: Path) -> dict[str, Persona]:
+    for folder, name in zip(dirs[1:], spec.viewers.persona_dirs):
+        if not folder.is_dir():
+            raise SpecError(path, [f"field 'viewers.persona_dirs': no folder {name!r} (paths are relative to this file)"])
     try:
         return load_personas(dirs, sorted(spec.viewers.mix))
     except UnknownNameError as exc:
         raise SpecError(path, [f"field 'viewers.mix': {exc}"]) from None
 
 
-def _read_with_base(path: Path, seen: tuple[Path, ...] = ()) -> dict:
-    """The spec's YAML, merged over the spec it ``extends`` (a file beside it)."""
+def _read_with_base(path: Path, seen: tuple[Path, ...] = (), read: list[Path] | None = None) -> dict:
+    """The spec's YAML, merged over the spec it ``extends`` (a file beside it); the files
+    read are appended to ``read``."""
+    if read is not None:
+        read.append(path)
     data = datafile.read_yaml(path)
     if not isinstance(data, dict):
         raise SpecError(path, ["(top level): expected a mapping of spec fields"])
@@ -227,7 +264,7 @@ def _read_with_base(path: Path, seen: tuple[Path, ...] = ()) -> dict:
         raise SpecError(path, [f"field 'extends': {base_name!r} extends itself"])
     if not base.exists():
         raise SpecError(path, [f"field 'extends': no spec file {base_name!r} (paths are relative to this file)"])
-    return _merge(_absolute_paths(_read_with_base(base, (*seen, path)), base.parent), data)
+    return _merge(_absolute_paths(_read_with_base(base, (*seen, path), read), base.parent), data)
 
 
 _PATH_FIELDS = ("catalog", "phrasebook", "rules", "campaign", "harness")

@@ -45,7 +45,10 @@ def add_run_parsers(sub, llm_options) -> None:
     ro.add_argument("--ray-address", default=None, help="join a Ray cluster (default: $RAY_ADDRESS, else local)")
     ro.add_argument("--normalize", choices=("std", "mean", "none"), default="std", help="advantage normalisation")
     ro.add_argument("--out", required=True, help="the JSONL file to write")
-    ro.add_argument("--resume", action="store_true", help="skip episodes the output file already holds")
+    ro.add_argument("--resume", action="store_true",
+                    help="go on with an existing output file: its env, policy and settings must match; "
+                         "torn or partly written groups are played again")
+    ro.add_argument("--force", action="store_true", help="replace the output file if it exists")
     ro.add_argument("--no-messages", action="store_true", help="leave trajectories out of the records")
     llm_options(ro)
     ro.add_argument("--direct", action="store_true",
@@ -107,7 +110,7 @@ def run_rollout(args) -> int:
         config = RolloutConfig(
             env=args.env, policy=policy, episodes=args.episodes, out=args.out, group_size=args.group_size,
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,
-            ray_address=args.ray_address, resume=args.resume, normalize=args.normalize,
+            ray_address=args.ray_address, resume=args.resume, force=args.force, normalize=args.normalize,
             record_messages=not args.no_messages)
         env_id(args.env)
     except (LiveRoomError, ValueError) as exc:
@@ -119,7 +122,7 @@ def run_rollout(args) -> int:
     except (LiveRoomError, ValueError, OSError) as exc:
         return fail("rollout", str(exc))
     print(json.dumps(report))
-    cut = report["errors"] + report["truncated_by_policy"]
+    cut = report["errors"] + report["truncated_by_policy"] + report.get("infra_failures", 0)
     if policy.kind == "openai" and cut:
         reason = _first_reason(args.out)
         return fail("rollout", f"{cut} of {report['episodes']} episodes ended early because the endpoint "
@@ -129,7 +132,8 @@ def run_rollout(args) -> int:
 
 
 def _first_reason(path: str) -> str:
-    for candidate in (Path(path), Path(path + ".pending")):
+    # infrastructure failures (outages outlasting the patience) are kept in <out>.failures
+    for candidate in (Path(path + ".failures"), Path(path), Path(path + ".pending")):
         if not candidate.exists():
             continue
         for line in candidate.read_text(encoding="utf-8").splitlines():
@@ -216,4 +220,8 @@ def run_export_sft(args) -> int:
     except (ValueError, OSError) as exc:
         return fail("export-sft", str(exc))
     print(json.dumps({"out": args.out, **counts}))
+    if spec.kind == "openai" and counts.get("failed_variants"):
+        # The run went on past each failure (what was written is kept); still, say so.
+        return fail("export-sft", f"{counts['failed_variants']} of {counts['variants']} variants stopped because the "
+                                  f"endpoint {endpoint_url(args)} kept failing: {counts['failures'][0]}", EXIT_ENDPOINT)
     return 0

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Literal
 
 import pydantic
-import yaml
 
 from liveroom_sim.errors import SpecError
 from liveroom_sim.world import datafile
@@ -109,14 +108,14 @@ class Harness(Frozen):
 
 def load_skill(path: Path) -> Skill:
     """Parse a ``SKILL.md``: YAML front matter between ``---`` lines, then instructions."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = datafile.read_text(path)
     if not text.startswith("---"):
         raise SpecError(path, ["front matter: expected the file to start with '---' and YAML (name, when)"])
     try:
         _, head, body = text.split("---", 2)
-        meta = yaml.safe_load(head) or {}
-    except (ValueError, yaml.YAMLError) as exc:
+    except ValueError as exc:
         raise SpecError(path, [f"front matter: expected YAML between '---' lines ({exc})"]) from None
+    meta = datafile.parse_yaml(head, path) or {}
     if not isinstance(meta, dict):
         raise SpecError(path, ["front matter: expected a mapping with name and when"])
     return datafile.validate(Skill, {**meta, "instructions": body.strip()}, path)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from liveroom_sim.llm.client import Endpoint, EndpointError, redact
+from liveroom_sim.llm.client import Endpoint, EndpointError, endpoint_failure
 from liveroom_sim.llm.tokens import TOKEN_REQUEST, TokenLog, turn_tokens
 
 __all__ = ["Accounting", "EndpointError", "OpenAIAvatar"]
@@ -89,8 +89,10 @@ class OpenAIAvatar:
         try:
             completion = self.endpoint.complete(self._request(info, n))
         except Exception as exc:  # the client already retried what is retryable
-            raise self._failed(exc, start) from None
-        return self._actions(completion, start)
+            error = self._failed(exc, start)
+        else:
+            return self._actions(completion, start)
+        raise error  # outside the except block: no unredacted __context__ rides along
 
     async def asample(self, observation: str, info: dict, n: int = 1) -> list[str]:
         """Async :meth:`sample`, for many episodes in flight in one process."""
@@ -98,8 +100,10 @@ class OpenAIAvatar:
         try:
             completion = await self.endpoint.acomplete(self._request(info, n))
         except Exception as exc:
-            raise self._failed(exc, start) from None
-        return self._actions(completion, start)
+            error = self._failed(exc, start)
+        else:
+            return self._actions(completion, start)
+        raise error  # outside the except block: no unredacted __context__ rides along
 
     async def acall(self, observation: str, info: dict) -> str:
         return (await self.asample(observation, info, 1))[0]
@@ -123,7 +127,7 @@ class OpenAIAvatar:
     def _failed(self, exc: Exception, start: float) -> EndpointError:
         self._account(start)
         self.accounting.errors += 1
-        return EndpointError(redact(f"{type(exc).__name__}: {exc}", self.endpoint)[:500])
+        return endpoint_failure(exc, self.endpoint)
 
     def _account(self, start: float) -> None:
         took = time.perf_counter() - start

@@ -20,6 +20,7 @@ import importlib.metadata
 import json
 import os
 import random
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -31,6 +32,17 @@ from liveroom_sim.errors import LiveRoomError
 
 class EndpointError(LiveRoomError):
     """An endpoint failed (after retries) or answered nothing usable."""
+
+
+class EndpointUnavailable(EndpointError):
+    """The endpoint could not be reached or did not answer: connection refused or reset,
+    a timeout, HTTP 408, 409, 429 or 5xx after retries, an answer cut off. An outage, not
+    the policy's doing: episodes wait it out (see :mod:`liveroom_sim.episode`)."""
+
+
+class EndpointRefused(EndpointError):
+    """The endpoint refused the request (HTTP 400, 401, 403, 404...): a configuration
+    problem (model name, key, context length), not something waiting fixes."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,10 @@ class Endpoint:
 
     def complete(self, body: dict) -> dict:
         """POST a chat-completions ``body``; the answer's JSON (sync, the openai client)."""
-        return self.client().post("/chat/completions", **_post_options(body)).json()
+        try:
+            return self.client().post("/chat/completions", **_post_options(body)).json()
+        except UnicodeEncodeError:  # lone surrogates a model said earlier: UTF-8 cannot send them
+            return self.client().post("/chat/completions", **_post_options(sendable(body))).json()
 
     async def acomplete(self, body: dict) -> dict:
         """:meth:`complete` for asyncio (the openai client, or :class:`DirectChatClient`
@@ -76,7 +91,10 @@ class Endpoint:
         client = self.async_client()
         if self.direct:
             return await client.complete(body)
-        return (await client.post("/chat/completions", **_post_options(body))).json()
+        try:
+            return (await client.post("/chat/completions", **_post_options(body))).json()
+        except UnicodeEncodeError:
+            return (await client.post("/chat/completions", **_post_options(sendable(body)))).json()
 
     def async_client(self):
         """The async client for this endpoint, shared by the episodes of the running event
@@ -135,20 +153,25 @@ class DirectChatClient:
         self._jitter = random.Random()  # waits only; nothing an episode records depends on it
 
     async def complete(self, body: dict) -> dict:
-        data = json.dumps(body, ensure_ascii=False).encode()
+        try:
+            data = json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            data = json.dumps(sendable(body), ensure_ascii=False).encode()
         for attempt in range(self.endpoint.max_retries + 1):
             retry_after = None
             try:
                 status, headers, raw = await self.http.post(self.target, self.headers, data, self.endpoint.timeout_s)
                 if status < 400:
                     return json.loads(raw)
-                error = EndpointError(f"HTTP {status}: {_error_message(raw)}")
                 retry = _should_retry(status, headers.get("x-should-retry"))
+                error = (EndpointUnavailable if _retryable_status(status) else EndpointRefused)(
+                    f"HTTP {status}: {_error_message(raw)}")
                 retry_after = _retry_after(headers)
             except TimeoutError:
-                error, retry = EndpointError(f"the request timed out after {self.endpoint.timeout_s:g} s"), True
+                error = EndpointUnavailable(f"the request timed out after {self.endpoint.timeout_s:g} s")
+                retry = True
             except OSError as exc:  # refused, reset, dropped, bad HTTP, TLS
-                error, retry = EndpointError(f"connection error: {type(exc).__name__}: {exc}"), True
+                error, retry = EndpointUnavailable(_os_error(exc)), True
             if not retry or attempt == self.endpoint.max_retries:
                 raise error
             wait = min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * self._jitter.random())
@@ -162,10 +185,36 @@ class DirectChatClient:
         await self.http.close()
 
 
+def sendable(value):
+    """``value`` with every lone surrogate (which UTF-8 cannot carry) replaced by U+FFFD.
+    Used only when a request fails to encode, so the usual path costs nothing; records
+    keep the model's text as it was."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {sendable(k): sendable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [sendable(v) for v in value]
+    return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _should_retry(status: int, header: str | None) -> bool:
     if header in ("true", "false"):
         return header == "true"
+    return _retryable_status(status)
+
+
+def _retryable_status(status: int) -> bool:
     return status in (408, 409, 429) or status >= 500
+
+
+def _os_error(exc: OSError) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return f"connection refused: {exc}"
+    return f"connection error: {type(exc).__name__}: {exc}"
 
 
 def _retry_after(headers) -> float | None:
@@ -242,11 +291,102 @@ def _package_version() -> str:
 
 
 def redact(text: str, endpoint: Endpoint | None = None) -> str:
-    """``text`` with any API key in use replaced by ``***``."""
+    """``text`` with any API key in use, and any credential given inside a base URL
+    (user info, query values), replaced by ``***``."""
     keys = {os.environ.get("OPENAI_API_KEY")}
+    urls = [os.environ.get("OPENAI_BASE_URL")]
     if endpoint is not None:
         keys.add(endpoint.api_key)
-    for key in keys:
-        if key and len(key) >= 6:
-            text = text.replace(key, "***")
+        urls.append(endpoint.base_url)
+    for url in urls:
+        keys.update(url_secrets(url))
+    for key in sorted((k for k in keys if k and len(k) >= 6), key=len, reverse=True):
+        text = text.replace(key, "***")
     return text
+
+
+def url_secrets(url: str | None) -> set[str]:
+    """The credentials a URL carries: its user info and its query values."""
+    if not url:
+        return set()
+    with contextlib.suppress(ValueError):
+        parts = urllib.parse.urlsplit(url)
+        found = {parts.username, parts.password, *(v for _, v in urllib.parse.parse_qsl(parts.query))}
+        if parts.netloc.count("@"):
+            found.add(parts.netloc.rsplit("@", 1)[0])
+        return {s for s in found if s}
+    return set()
+
+
+def safe_url(url: str | None) -> str | None:
+    """``url`` without user info and with every query value replaced by ``***`` (for
+    records and logs)."""
+    if not url:
+        return url
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "***"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    if parts.netloc.count("@"):
+        netloc = "***@" + netloc
+    query = "&".join(f"{k}=***" for k, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+_URL_USERINFO = re.compile(r"(\w+://)[^/\s@]+@")
+_URL_QUERY = re.compile(r"(://[^\s?]*\?)([^\s#'\"]+)")
+
+
+def scrub(text: str, endpoint: Endpoint | None = None) -> str:
+    """:func:`redact`, and user info and query values of any URL in ``text`` masked (for
+    error messages, not for model text)."""
+    text = _URL_USERINFO.sub(r"\1***@", redact(text, endpoint))
+    return _URL_QUERY.sub(lambda m: m.group(1) + re.sub(r"=[^&]*", "=***", m.group(2)), text)
+
+
+def endpoint_failure(exc: BaseException, endpoint: Endpoint | None = None) -> EndpointError:
+    """The :class:`EndpointError` for a failed call, naming its real cause.
+
+    The openai client wraps what went wrong (its async transport reports a refused
+    connection as ``APITimeoutError: Request timed out.``), so the cause is read from the
+    deepest exception of the chain. Outages give :class:`EndpointUnavailable`, refused
+    requests :class:`EndpointRefused`. The
+    message is redacted and the error carries no ``__cause__`` or ``__context__``, so no
+    unredacted server message rides along; raise it outside the ``except`` block.
+    """
+    chain, seen = [], set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    status = next((c.status_code for c in chain if isinstance(getattr(c, "status_code", None), int)), None)
+    root, kind = chain[-1], EndpointUnavailable
+    timeout = isinstance(root, TimeoutError) or "Timeout" in type(root).__name__
+    if isinstance(exc, EndpointError):
+        message, kind = str(exc), type(exc)
+    elif status is not None:
+        body = getattr(chain[0], "body", None)
+        body = body.get("message") if isinstance(body, dict) and body.get("message") else None
+        body = body or re.sub(r"^Error code: \d+ - ", "", getattr(chain[0], "message", None) or str(chain[0]))
+        message, kind = f"HTTP {status}: {body}", EndpointUnavailable if _retryable_status(status) else EndpointRefused
+    elif isinstance(root, OSError) and not timeout:
+        message = _os_error(root)
+    elif "Disconnect" in type(root).__name__:
+        message = f"connection error: the server closed the connection without an answer ({type(root).__name__})"
+    elif timeout:
+        after = f" after {endpoint.timeout_s:g} s" if endpoint is not None else ""
+        message = f"the request timed out{after}"
+    elif isinstance(root, UnicodeError):  # text this side could not encode: no outage to wait out
+        message, kind = f"{type(root).__name__}: {root}", EndpointError
+    elif isinstance(root, ValueError):  # a body cut off, or not JSON
+        message = f"the endpoint's answer is not valid JSON (cut off?): {type(root).__name__}: {root}"
+    elif any("Connection" in type(c).__name__ for c in chain):
+        message = f"connection error: {type(root).__name__}: {root}"
+    else:
+        message, kind = f"{type(exc).__name__}: {exc}", EndpointError
+    error = kind(scrub(message, endpoint)[:500])
+    error.__cause__ = error.__context__ = None
+    error.__suppress_context__ = True
+    return error

@@ -11,8 +11,7 @@ import json
 
 from liveroom_sim.report import plots
 from liveroom_sim.report.page import esc
-
-COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness")
+from liveroom_sim.spec import COMPONENTS
 
 
 def episode_id(record: dict) -> str:

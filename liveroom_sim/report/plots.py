@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Sequence
 
 COLOURS = {"factuality": "#1f77b4", "compliance": "#d62728", "engagement": "#2ca02c", "strategy": "#9467bd",
-           "harness": "#ff7f0e", "total": "#222222", "naive": "#c0392b", "scripted": "#27ae60"}
+           "harness": "#ff7f0e", "tools": "#17becf", "outcome": "#8c564b", "total": "#222222", "naive": "#c0392b", "scripted": "#27ae60"}
 _salt = itertools.count()
 
 

@@ -2,9 +2,13 @@
 
 ``run_rollouts(config)`` plays ``episodes`` episodes in groups of ``group_size`` (all
 samples of a group share a seed), streams records to a JSONL file as groups complete
-(see :mod:`liveroom_sim.rollout.records`), and returns a report. An episode that raises
-or whose policy cannot go on is recorded with its error; a Ray worker that dies has its
-episodes retried elsewhere; nothing takes the batch down.
+(see :mod:`liveroom_sim.rollout.records`), and returns a report. Nothing takes the batch
+down: an episode that raises is recorded with its error and its transcript so far; an
+outage is waited out for ``patience_s`` per turn (see :mod:`liveroom_sim.episode`), and
+an episode it still defeats is an infrastructure failure, kept out of its group, which
+is played again (``on_infra_failure="rerun"``, up to ``infra_retries`` times) or left for
+``--resume`` (``"drop"``, or when the retries run out); a Ray worker that dies has its
+episodes played again elsewhere. The driver holds only the groups still in play.
 """
 
 from __future__ import annotations
@@ -13,47 +17,14 @@ import asyncio
 import math
 import sys
 import time
-import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from liveroom_sim import resolve_env_id
-from liveroom_sim.rollout.policy_spec import PolicySpec
+from liveroom_sim.rollout.jobs import Job, RolloutConfig, _Queue, aplay_job, play_job  # noqa: F401 (RolloutConfig: public here too)
 from liveroom_sim.rollout.records import RecordFile, episode_record
-
-
-@dataclass
-class RolloutConfig:
-    """What to roll out and how (see ``liveroom rollout --help``)."""
-
-    env: str
-    policy: PolicySpec
-    episodes: int
-    out: str | Path
-    group_size: int = 1
-    seed: int = 0
-    backend: Literal["serial", "async", "ray"] = "serial"
-    workers: int = 1
-    in_flight: int = 32
-    ray_address: str | None = None
-    resume: bool = False
-    normalize: Literal["std", "mean", "none"] = "std"
-    eps: float = 1e-6
-    record_messages: bool = True
-    progress: bool = True
-    retries: int = 2
-
-
-@dataclass
-class Job:
-    group_id: int
-    sample_index: int
-    seed: int
-    sample_seed: int
-    attempts: int = 0
 
 
 @dataclass
@@ -61,67 +32,40 @@ class Report:
     episodes: int = 0
     errors: int = 0
     truncated_by_policy: int = 0
+    infra_failures: int = 0
+    policy_faults: int = 0
     worker_restarts: int = 0
     skipped: int = 0
     seconds: float = 0.0
-    returns: list[float] = field(default_factory=list)
+    return_sum: float = 0.0
+    scored: int = 0
+    incomplete_groups: int = 0
+    torn: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        mean = float(np.mean(self.returns)) if self.returns else None
+        mean = self.return_sum / self.scored if self.scored else None
         return {"episodes": self.episodes, "errors": self.errors, "truncated_by_policy": self.truncated_by_policy,
-                "worker_restarts": self.worker_restarts, "skipped_by_resume": self.skipped,
+                "infra_failures": self.infra_failures, "incomplete_groups": self.incomplete_groups,
+                "policy_faults": self.policy_faults, "worker_restarts": self.worker_restarts,
+                "skipped_by_resume": self.skipped, **self.torn,
                 "seconds": round(self.seconds, 3), "episodes_per_second": round(self.episodes / self.seconds, 3)
                 if self.seconds else None, "mean_return": None if mean is None else round(mean, 4)}
 
 
-def jobs_for(config: RolloutConfig, records: RecordFile) -> tuple[list[Job], int]:
-    """The episodes still to play (all, or those a resumed file lacks), and how many were skipped."""
+def jobs_for(config: RolloutConfig, records: RecordFile) -> tuple[Iterator[Job], int, int]:
+    """The episodes still to play (all, or those a resumed file lacks; made as they are
+    needed), how many there are, and how many were skipped."""
     groups = math.ceil(config.episodes / config.group_size)
-    todo, skipped = [], 0
-    for g in range(groups):
-        for i in range(config.group_size):
-            if records.has(g, i):
-                skipped += 1
-                continue
-            seed = config.seed + g
-            sample_seed = int(np.random.SeedSequence([seed, i]).generate_state(1)[0])
-            todo.append(Job(g, i, seed, sample_seed))
-    return todo, skipped
+    skipped = sum(records.has(g, i) for g in range(groups) for i in range(config.group_size))
 
+    def jobs() -> Iterator[Job]:
+        for g in range(groups):
+            for i in range(config.group_size):
+                if not records.has(g, i):
+                    seed = config.seed + g
+                    yield Job(g, i, seed, int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
 
-def play_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = True) -> dict:
-    """Play one episode of ``job`` (sync); any exception becomes the record's error."""
-    import gymnasium as gym
-
-    from liveroom_sim.episode import play
-
-    try:
-        result = play(gym.make(env_id), policy.build(job.sample_seed), job.seed, record=record_messages)
-        return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
-    except Exception as exc:  # a bad episode is data, not a crash
-        return _failed(env_id, policy, job, exc)
-
-
-async def aplay_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = True) -> dict:
-    """:func:`play_job` for asyncio (LLM policies are awaited)."""
-    import gymnasium as gym
-
-    from liveroom_sim.episode import aplay
-
-    try:
-        result = await aplay(gym.make(env_id), policy.build(job.sample_seed), job.seed, record=record_messages)
-        return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
-    except Exception as exc:
-        return _failed(env_id, policy, job, exc)
-
-
-def _failed(env_id: str, policy: PolicySpec, job: Job, exc: Exception) -> dict:
-    from liveroom_sim.llm.client import redact
-
-    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
-    return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(),
-                          error=redact(f"{type(exc).__name__}: {exc}{at}")[:500])
+    return jobs(), groups * config.group_size - skipped, skipped
 
 
 class Progress:
@@ -136,9 +80,10 @@ class Progress:
             return
         self.last = now
         rate = report.episodes / max(1e-9, now - self.started)
-        mean = f"{np.mean(report.returns):.2f}" if report.returns else "-"
+        mean = f"{report.return_sum / report.scored:.2f}" if report.scored else "-"
+        infra = f"  endpoint failures {report.infra_failures}" if report.infra_failures else ""
         print(f"\r[rollout] {report.episodes}/{self.total} episodes  {rate:.2f} eps/s  mean return {mean}  "
-              f"errors {report.errors}", end="", file=sys.stderr, flush=True)
+              f"errors {report.errors}{infra}", end="", file=sys.stderr, flush=True)
 
     def close(self, report: Report) -> None:
         if self.enabled:
@@ -150,32 +95,51 @@ def run_rollouts(config: RolloutConfig) -> dict:
     """Play the rollouts of ``config``; returns the closing report (also the file's
     records are complete when this returns)."""
     env_id = resolve_env_id(config.env)
-    records = RecordFile(config.out, resume=config.resume)
-    todo, skipped = jobs_for(config, records)
-    report = Report(skipped=skipped)
-    progress = Progress(len(todo), config.progress)
+    settings = {"env": env_id, "policy": episode_record(0, 0, 0, env_id, config.policy.describe())["policy"],
+                "group_size": config.group_size, "seed": config.seed, "normalize": config.normalize,
+                "eps": config.eps}
+    records = RecordFile(config.out, settings, resume=config.resume, force=config.force)
+    todo, count, skipped = jobs_for(config, records)
+    report = Report(skipped=skipped, torn=records.resumed.as_dict() if config.resume else {})
+    progress = Progress(count, config.progress)
     started = time.perf_counter()
 
-    def finished(record: dict) -> None:
+    def finished(record: dict, job: Job) -> Job | None:
+        """Keep ``record``; returns ``job`` when it must be played again."""
         report.episodes += 1
+        report.policy_faults += record.get("policy_faults") or 0
+        if record.get("infra"):
+            report.infra_failures += 1
+            records.failed(record)
+            job.infra_attempts += 1
+            if config.on_infra_failure == "rerun" and job.infra_attempts <= config.infra_retries:
+                return job
+            if job.group_id not in records.dropped:
+                records.drop(job.group_id)
+                report.incomplete_groups += 1
+            return None
         if record["error"]:
             report.errors += 1
         else:
-            report.returns.append(record["return"])
+            report.return_sum += record["return"]
+            report.scored += 1
             report.truncated_by_policy += bool(record["reason"])
-        records.add(record, config.group_size, config.normalize, config.eps)
+        records.add(record)
         progress.update(report)
+        return None
 
     try:
         if config.backend == "serial":
-            for job in todo:
-                finished(play_job(env_id, config.policy, job, config.record_messages))
+            queue = _Queue(todo)
+            while (job := queue.next()) is not None:
+                queue.again(finished(play_job(env_id, config.policy, job, config.record_messages,
+                                              config.patience_s), job))
         elif config.backend == "async":
-            asyncio.run(_run_async(env_id, config, todo, finished))
+            asyncio.run(_run_async(env_id, config, _Queue(todo), finished))
         elif config.backend == "ray":
             from liveroom_sim.rollout.ray_backend import run_ray
 
-            report.worker_restarts = run_ray(env_id, config, todo, finished)
+            report.worker_restarts = run_ray(env_id, config, _Queue(todo), finished)
         else:
             raise ValueError(f"unknown backend {config.backend!r}; expected serial, async or ray")
     finally:
@@ -186,11 +150,16 @@ def run_rollouts(config: RolloutConfig) -> dict:
             **report.as_dict()}
 
 
-async def _run_async(env_id: str, config: RolloutConfig, todo: list[Job], finished) -> None:
-    gate = asyncio.Semaphore(max(1, config.in_flight))
-
-    async def one(job: Job) -> None:
-        async with gate:
-            finished(await aplay_job(env_id, config.policy, job, config.record_messages))
-
-    await asyncio.gather(*(one(job) for job in todo))
+async def _run_async(env_id: str, config: RolloutConfig, queue: _Queue,
+                     finished: Callable[[dict, Job], Job | None]) -> None:
+    running: dict[asyncio.Task, Job] = {}
+    while True:
+        while len(running) < max(1, config.in_flight) and (job := queue.next()) is not None:
+            task = asyncio.ensure_future(aplay_job(env_id, config.policy, job, config.record_messages,
+                                                   config.patience_s))
+            running[task] = job
+        if not running:
+            return
+        done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            queue.again(finished(task.result(), running.pop(task)))

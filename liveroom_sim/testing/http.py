@@ -45,9 +45,18 @@ class _BadRequest(Exception):
         self.status = status
 
 
+def _json_bytes(body: Any) -> bytes:
+    """`body` as UTF-8 JSON; text UTF-8 cannot hold (lone surrogates) goes out as `\\u` escapes."""
+    text = json.dumps(body, ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(body).encode()
+
+
 def _json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> _Response:
     """An application/json response; `body` is JSON-encoded unless it is already bytes."""
-    payload = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
+    payload = body if isinstance(body, bytes) else _json_bytes(body)
     headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **(headers or {})}
     return _Response(status, headers, payload)
 
@@ -89,17 +98,34 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
     return bytes(body)
 
 
-async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
+async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, idle_timeout: float = 120.0,
+                        header_timeout: float = 30.0) -> _Request | None:
     """Read one HTTP/1.x request; None if the client closed the connection before sending one.
 
+    The client may wait up to `idle_timeout` seconds before it starts a request, then has
+    `header_timeout` seconds to send all of it.
+
     Raises:
-        _BadRequest: On a malformed request line, header or body, or one past the size limits.
+        _BadRequest: On a malformed request line, header or body, one past the size limits,
+            or one sent too slowly (408).
         asyncio.IncompleteReadError: If the client closed the connection in mid-request.
+        TimeoutError: If the connection sat idle past `idle_timeout`.
     """
     try:
-        head = await _read_line(reader, b"\r\n\r\n")
+        first = await asyncio.wait_for(reader.readexactly(1), idle_timeout)
     except asyncio.IncompleteReadError:
         return None
+    try:
+        return await asyncio.wait_for(_read_rest(first, reader, writer), header_timeout)
+    except TimeoutError:
+        raise _BadRequest(f"The request was not sent within {header_timeout:g} s.", 408) from None
+
+
+async def _read_rest(first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request:
+    try:
+        head = first + await _read_line(reader, b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        raise _BadRequest("The connection closed in the middle of a request head.") from None
     request_line, *lines = head[:-4].decode("latin-1").split("\r\n")
     parts = request_line.split(" ")
     if len(parts) != 3 or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):

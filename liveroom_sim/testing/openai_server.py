@@ -22,12 +22,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Self
+import math
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from typing import Self
 
 from liveroom_sim.errors import UnknownNameError
 from liveroom_sim.testing.faults import (
@@ -41,6 +41,7 @@ from liveroom_sim.testing.tokenizer import with_tokens  # token ids and logprobs
 from liveroom_sim.testing.http import (
     _BadRequest,
     _event_stream,
+    _json_bytes,
     _json_response,
     _read_request,
     _Request,
@@ -48,8 +49,8 @@ from liveroom_sim.testing.http import (
     _run_until_stopped,
     _send,
 )
+from liveroom_sim.testing.completions import _choice, _digest, _stream_chunks, _usage, _validate, parse_body
 from liveroom_sim.testing.responders import (
-    _TOKEN_RE,
     RESPONDERS,
     Responder,
     count_tokens,
@@ -61,93 +62,6 @@ from liveroom_sim.testing.responders import (
 
 __all__ = ["RESPONDERS", "OpenAICompatServer", "Responder", "count_tokens", "echo_responder", "main",
            "policy_responder", "scripted_responder", "text_of"]
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
-
-
-def _wire_tool_call(call: Any, salt: str) -> dict:
-    """Convert `{"name", "arguments"}` or an OpenAI tool call to wire format with a stable id."""
-    if not isinstance(call, Mapping):
-        raise TypeError(f"a tool call must be a dict, got {type(call).__name__}")
-    function = call["function"] if isinstance(call.get("function"), Mapping) else call
-    name, arguments = str(function.get("name")), function.get("arguments", {})
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    call_id = call.get("id") or f"call_{_digest(salt, name, arguments)}"
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def _choice(index: int, reply: Any, salt: str, max_tokens: int | None) -> dict:
-    """Build one OpenAI choice from a responder reply."""
-    if isinstance(reply, str):
-        reply = {"content": reply}
-    if not isinstance(reply, Mapping):
-        raise TypeError(f"responder returned {type(reply).__name__}; expected str or message dict")
-    content = reply.get("content")
-    calls = [_wire_tool_call(c, f"{salt}:{index}:{k}") for k, c in enumerate(reply.get("tool_calls") or [])]
-    finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
-    if isinstance(content, str) and max_tokens is not None and count_tokens(content) > max_tokens:
-        ends = [m.end() for m, _ in zip(_TOKEN_RE.finditer(content), range(max_tokens))]
-        content, finish = content[: ends[-1] if ends else 0], "length"
-    message = {"role": "assistant", "content": content, "refusal": None}
-    if calls:
-        message["tool_calls"] = calls
-    return {"index": index, "message": message, "logprobs": None, "finish_reason": finish}
-
-
-def _usage(messages: list, choices: list[dict]) -> dict:
-    prompt = 3 + sum(4 + count_tokens(text_of(m.get("content"))) for m in messages if isinstance(m, Mapping))
-    completion = 0
-    for choice in choices:
-        message = choice["message"]
-        completion += count_tokens(message.get("content"))
-        for call in message.get("tool_calls", []):
-            completion += count_tokens(call["function"]["name"]) + count_tokens(call["function"]["arguments"])
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def _validate(request: Any) -> str | None:
-    """Return why a chat-completion request body is invalid, or None."""
-    if not isinstance(request, dict):
-        return "The request body must be a JSON object."
-    messages = request.get("messages")
-    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-        return "'messages' must be a non-empty list of message objects."
-    n = request.get("n", 1)
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 128):
-        return "'n' must be an integer between 1 and 128."
-    limit = request.get("max_completion_tokens", request.get("max_tokens"))
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        return "'max_tokens' must be a positive integer."
-    return None
-
-
-def _stream_chunks(completion: dict, include_usage: bool) -> Iterator[dict]:
-    """Split a finished completion into `chat.completion.chunk` objects, as OpenAI streams them."""
-    head = {key: completion[key] for key in ("id", "created", "model", "system_fingerprint")}
-    head["object"] = "chat.completion.chunk"
-
-    def chunk(index: int, delta: dict, finish: str | None = None) -> dict:
-        return {**head, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-
-    for choice in completion["choices"]:
-        index, message = choice["index"], choice["message"]
-        yield chunk(index, {"role": "assistant", "content": "" if message["content"] is not None else None})
-        content, start = message["content"] or "", 0
-        ends = [match.end() for match in _TOKEN_RE.finditer(content)]
-        step = max(1, -(-len(ends) // 64))  # a token per chunk, but at most ~64 chunks per choice
-        for end in [*ends[step - 1 :: step], len(content)]:
-            if end > start:
-                yield chunk(index, {"content": content[start:end]})
-                start = end
-        for k, call in enumerate(message.get("tool_calls", [])):
-            yield chunk(index, {"tool_calls": [{"index": k, **call}]})
-        yield chunk(index, {}, choice["finish_reason"])
-    if include_usage:
-        yield {**head, "choices": [], "usage": completion["usage"]}
-
 
 
 class OpenAICompatServer:
@@ -165,22 +79,36 @@ class OpenAICompatServer:
         faults: A `FaultPlan`; by default every request is answered normally.
         host: Interface to bind.
         port: Port to bind; 0 picks a free one.
+        max_logged_requests: How many request bodies `requests` keeps (the latest);
+            `request_count` counts them all. Memory stays bounded however long it runs.
+        idle_timeout: Seconds a keep-alive connection may wait for its next request.
+        header_timeout: Seconds a client has to send a request's head and body once it
+            has started (a slow client gets a 408, so slow connections cannot pile up).
+        max_connections: Open connections served at once; past it a connection gets a 503
+            and is closed. By default a margin below the process's descriptor limit, so
+            the server never runs out of descriptors (it would log an error per accept).
 
     Attributes:
-        requests: Bodies of the valid chat-completion requests so far, in arrival order.
+        requests: Bodies of the latest valid chat-completion requests, in arrival order.
+        request_count: How many valid chat-completion requests arrived in all.
         faults_served: Fault kind -> how many times it was served.
     """
 
     def __init__(self, responder: Responder | None = None, *, model: str | Sequence[str] = "test-model",
                  latency: float | Callable[[dict], float] = 0.0, faults: FaultPlan | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, max_logged_requests: int = 1_000,
+                 idle_timeout: float = 120.0, header_timeout: float = 30.0,
+                 max_connections: int | None = None) -> None:
         self.responder = responder or echo_responder
         self.models = [model] if isinstance(model, str) else list(model)
         self.latency = latency
         self.faults = faults or FaultPlan()
         self._address = (host, port)
         self._lock = threading.Lock()  # requests and faults are read from other threads
-        self._requests: list[dict] = []
+        self._requests: deque[dict] = deque(maxlen=max(0, max_logged_requests))
+        self._count = 0
+        self.idle_timeout, self.header_timeout = idle_timeout, header_timeout
+        self.max_connections = max_connections or _connection_limit()
         self._faults: Counter[str] = Counter()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -201,6 +129,11 @@ class OpenAICompatServer:
             return list(self._requests)
 
     @property
+    def request_count(self) -> int:
+        with self._lock:
+            return self._count
+
+    @property
     def faults_served(self) -> dict[str, int]:
         with self._lock:
             return dict(self._faults)
@@ -209,6 +142,7 @@ class OpenAICompatServer:
         """Bind and start serving in a daemon thread; returns self."""
         if self._loop is None:
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(_QuietErrors())
             thread = threading.Thread(target=_run_until_stopped, args=(loop,), name="openai-compat-server", daemon=True)
             thread.start()
             # A burst of hundreds of connects must not overflow the listen queue (each drop costs a 1 s retry).
@@ -253,16 +187,25 @@ class OpenAICompatServer:
         handler = asyncio.current_task()
         self._handlers.add(handler)
         try:
+            if len(self._handlers) > self.max_connections:
+                busy = _json_response(503, error_body("The server has too many open connections; try again.",
+                                                      "server_error", "too_many_connections"), {"Retry-After": "1"})
+                await _send(writer, busy, close=True)
+                return
             while True:
                 try:
-                    request = await _read_request(reader, writer)
+                    request = await _read_request(reader, writer, self.idle_timeout, self.header_timeout)
                 except _BadRequest as bad:
                     error = _json_response(bad.status, error_body(str(bad), code="bad_request"))
                     await _send(writer, error, close=True)
                     return
                 if request is None:
                     return
-                response = await self._route(request)
+                try:
+                    response = await self._route(request)
+                except Exception as exc:  # noqa: BLE001 - a server bug answers 500, never a dropped connection
+                    response = _json_response(500, error_body(f"internal error: {type(exc).__name__}: {exc}",
+                                                              "server_error"))
                 if response is None:
                     return  # a "disconnect" fault: close without an answer
                 if request.method == "HEAD":
@@ -271,8 +214,8 @@ class OpenAICompatServer:
                 await _send(writer, response, close)
                 if close:
                     return
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass  # the client went away, perhaps because its timeout fired
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass  # the client went away (perhaps because its timeout fired), or sat idle past idle_timeout
         except asyncio.CancelledError:  # stop() drops the connection and the request it waits on
             writer.transport.abort()  # not re-raised: Python 3.11 logs an error for a handler that ends cancelled
         finally:
@@ -287,11 +230,9 @@ class OpenAICompatServer:
         if request.method != "POST" or path != "/v1/chat/completions":
             message = f"Unknown request URL: {request.method} {request.target}."
             return _json_response(404, error_body(message, code="unknown_url"))
-        try:
-            body = json.loads(request.body)
-        except ValueError as exc:
-            return _json_response(400, error_body(f"We could not parse the JSON body of your request: {exc}.",
-                                                  code="invalid_json"))
+        body, unreadable = parse_body(request.body)
+        if unreadable:
+            return _json_response(400, error_body(unreadable, code="invalid_json"))
         problem = _validate(body)
         if problem:
             return _json_response(400, error_body(problem, code="invalid_request"))
@@ -302,7 +243,8 @@ class OpenAICompatServer:
         (the server's own work is inside that time, as a model server's would be): a fault
         or a completion."""
         with self._lock:
-            index = len(self._requests)
+            index = self._count
+            self._count += 1
             self._requests.append(request)
             fault = self.faults.fault_for(index)
             if fault:
@@ -333,7 +275,7 @@ class OpenAICompatServer:
         if request.get("stream"):
             include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
             chunks = _stream_chunks(completion, include_usage)
-            return _event_stream(json.dumps(chunk, ensure_ascii=False).encode() for chunk in chunks)
+            return _event_stream(_json_bytes(chunk) for chunk in chunks)
         return _json_response(200, completion)
 
     def _completion(self, request: dict, raw: bytes, index: int, fault: str | None) -> dict:
@@ -353,6 +295,40 @@ class OpenAICompatServer:
             "choices": choices,
             "usage": _usage(request["messages"], choices),
         })
+
+
+def _connection_limit() -> int:
+    """A margin below the soft descriptor limit (the process's clients need some too)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):  # pragma: no cover - no resource module (Windows)
+        return 512
+    if soft == resource.RLIM_INFINITY:
+        return 4096
+    return max(8, min(4096, soft // 2))
+
+
+class _QuietErrors:
+    """The loop's exception handler: each kind of error is logged once a minute at most,
+    with how many were suppressed (running out of descriptors made asyncio log one
+    traceback per accept attempt: 23 MB of stderr in 8 s)."""
+
+    def __init__(self, every_s: float = 60.0):
+        self.every_s, self.last, self.suppressed = every_s, {}, Counter()
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        kind = (context.get("message"), type(context.get("exception")).__name__)
+        now = time.monotonic()
+        if now - self.last.get(kind, -math.inf) < self.every_s:
+            self.suppressed[kind] += 1
+            return
+        self.last[kind] = now
+        context = dict(context)
+        if self.suppressed[kind]:
+            context["message"] = f"{context.get('message')} ({self.suppressed.pop(kind)} more like it not shown)"
+        loop.default_exception_handler(context)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,7 +50,7 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 8, 
         config = RolloutConfig(
             env=env, policy=PolicySpec(kind="learned", parameters=learner.parameters), episodes=groups * group_size,
             group_size=group_size, seed=seed + it * groups, out=records_path, backend=backend, workers=workers,
-            record_messages=False, progress=False)
+            record_messages=False, progress=False, force=True)  # the run owns its folder
         report = run_rollouts(config)
         records = [json.loads(line) for line in records_path.read_text().splitlines()]
         scored = [r for r in records if r["error"] is None]
@@ -73,7 +73,7 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 8, 
 def _baseline(env: str, policy: str, seed: int, episodes: int, out: Path) -> float:
     report = run_rollouts(RolloutConfig(env=env, policy=PolicySpec(kind=policy), episodes=episodes, group_size=1,
                                         seed=seed, out=out / "rollouts" / f"baseline-{policy}.jsonl",
-                                        record_messages=False, progress=False))
+                                        record_messages=False, progress=False, force=True))
     return report["mean_return"]
 
 

@@ -64,7 +64,7 @@ class Persona(Frozen):
     """One viewer archetype.
 
     Attributes:
-        chat_rate_per_min: Messages per minute while present (Poisson).
+        chat_rate_per_min: Messages per minute while present (Poisson), 0-60.
         patience_s: Seconds a question may wait before the viewer complains; after
             ``patience_strikes`` ignored questions the viewer leaves.
         topics: Relative weights of what the viewer talks about (intent -> weight).
@@ -74,15 +74,16 @@ class Persona(Frozen):
             sale raises the chance to buy.
         loyalty: 0..1; how much satisfaction is kept when something goes wrong.
         dwell_s: Mean seconds a viewer stays when nothing pushes them out.
+        patience_s and dwell_s lie within 0-1e6 s (longer than any stream: "never"); topic weights within 0-1e6.
     """
 
     name: str = pydantic.Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str
-    chat_rate_per_min: pydantic.NonNegativeFloat
-    patience_s: pydantic.PositiveFloat
-    patience_strikes: pydantic.PositiveInt = 2
-    dwell_s: pydantic.PositiveFloat = 300.0
-    topics: dict[str, pydantic.NonNegativeFloat] = pydantic.Field(min_length=1)
+    chat_rate_per_min: float = pydantic.Field(ge=0, le=60)
+    patience_s: float = pydantic.Field(gt=0, le=1e6)
+    patience_strikes: int = pydantic.Field(2, gt=0, le=100)
+    dwell_s: float = pydantic.Field(300.0, gt=0, le=1e6)
+    topics: dict[str, pydantic.confloat(ge=0, le=1e6)] = pydantic.Field(min_length=1)
     price_sensitivity: Probability
     purchase_propensity: Probability
     coupon_response: Probability = 0.0
@@ -120,6 +121,8 @@ def load_personas(folders: list[Path], names: list[str] | None = None) -> dict[s
     """
     found: dict[str, Path] = {}
     for folder in folders:
+        if not Path(folder).is_dir():
+            raise SpecError(folder, ["no such persona folder (check persona_dirs; paths are relative to the spec)"])
         for path in sorted(Path(folder).glob("*.yaml")):
             found[path.stem] = path
     wanted = names if names is not None else sorted(found)

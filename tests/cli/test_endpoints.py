@@ -21,7 +21,8 @@ DEAD = "http://user:hunter2secret@127.0.0.1:9/v1"
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    # No outage patience: an endpoint that keeps failing is given up on at once.
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}, "LIVEROOM_PATIENCE_S": "0"}
     return subprocess.run([sys.executable, "-m", "liveroom_sim.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
 

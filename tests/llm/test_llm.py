@@ -96,20 +96,21 @@ def test_async_calls_are_retried_by_the_client_too(fault, direct):
 
 @DIRECT
 @pytest.mark.parametrize("fault", ["timeout", "disconnect", "malformed_json", "500"])
-def test_async_endpoint_failures_truncate_the_episode_with_a_reason(fault, direct, monkeypatch):
+def test_an_endpoint_outage_past_the_patience_is_an_infrastructure_failure_naming_its_cause(fault, direct,
+                                                                                           monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key-123456")
     plan = FaultPlan(rates={fault: 1.0}, timeout_seconds=2.0)
     with OpenAICompatServer(scripted_responder(["hello"]), faults=plan) as srv:
         avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=1, timeout_s=0.5, direct=direct))
-        result = asyncio.run(aplay(_tiny(), avatar, seed=0, max_policy_failures=2))
-        # Two attempts at the turn, each retried once; a broken body is not retried (as the openai client).
+        result = asyncio.run(aplay(_tiny(), avatar, seed=0, patience_s=1.5))
+        # Asked at once, then after about 1 s (then 2 s would pass the patience); each retried
+        # once by the client, except a broken body, which neither client retries.
         assert len(srv.requests) == (2 if fault == "malformed_json" else 4)
-    assert result.truncated and result.steps == 0 and "policy failed" in result.reason
+    assert result.infra and result.error and result.steps == 0 and "endpoint unavailable" in result.reason
     assert avatar.accounting.errors == 2 and "sk-secret-key-123456" not in json.dumps(result.as_dict())
-    if direct:
-        expected = {"timeout": "timed out after 0.5 s", "disconnect": "connection error",
-                    "malformed_json": "JSONDecodeError", "500": "HTTP 500: The server had an error"}[fault]
-        assert expected in result.reason
+    expected = {"timeout": "timed out after 0.5 s", "disconnect": "connection",
+                "malformed_json": "not valid JSON", "500": "HTTP 500: The server had an error"}[fault]
+    assert expected in result.reason
 
 
 def test_direct_calls_wait_as_long_as_a_429_asks_and_do_not_retry_bad_requests():
@@ -156,16 +157,23 @@ def test_async_clients_are_closed_when_their_event_loop_ends(direct):
         assert second is not client and second.is_closed()
 
 
-@pytest.mark.parametrize("fault", ["500", "timeout", "disconnect", "empty_choices", "malformed_json"])
-def test_an_endpoint_that_keeps_failing_truncates_the_episode_with_a_reason(fault, monkeypatch):
+@pytest.mark.parametrize("fault", ["500", "timeout", "disconnect", "malformed_json"])
+def test_an_endpoint_that_stays_down_is_an_infrastructure_failure_with_its_cause(fault, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key-123456")
     plan = FaultPlan(rates={fault: 1.0}, timeout_seconds=2.0)
     with OpenAICompatServer(scripted_responder(["hello"]), faults=plan) as srv:
         avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=0, timeout_s=0.5))
-        result = play(_tiny(), avatar, seed=0, max_policy_failures=2)
-    assert result.truncated and not result.terminated and result.steps == 0
-    assert result.reason and "policy failed" in result.reason and "sk-secret-key-123456" not in json.dumps(result.as_dict())
-    assert result.accounting == {} or result.accounting.get("errors", 0) >= 0
+        result = play(_tiny(), avatar, seed=0, patience_s=0)
+    assert result.infra and result.truncated and not result.terminated and result.steps == 0
+    assert "endpoint unavailable" in result.reason and "sk-secret-key-123456" not in json.dumps(result.as_dict())
+
+
+def test_an_endpoint_that_answers_nothing_is_the_policy_saying_nothing_not_a_truncation():
+    with OpenAICompatServer(scripted_responder(["hello"]), faults=FaultPlan(rates={"empty_choices": 1.0})) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=0))
+        result = play(_tiny(), avatar, seed=0, patience_s=0)
+    assert result.error is None and not result.infra and result.reason is None
+    assert result.steps > 3 and result.policy_faults == result.steps
 
 
 def test_overlong_output_is_cut_and_malformed_tool_calls_are_penalised_not_raised():
@@ -244,6 +252,7 @@ def test_demo_against_a_dead_endpoint_exits_non_zero_naming_the_url():
     done = _cli("demo", "--env", TINY, "--policy", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--json")
     assert done.returncode == 1 and done.stdout == ""
     assert "http://127.0.0.1:9/v1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "refused" in done.stderr.lower() and "timed out" not in done.stderr
 
 
 @contextlib.contextmanager

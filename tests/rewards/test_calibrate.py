@@ -146,5 +146,5 @@ def test_calibration_shows_what_the_judge_changes():
     rules = calibrate(cases)
     moved = [n for n, a in judged.components.items() if a.exact < rules.components[n].exact]
     assert all(a.exact == 1.0 for a in rules.components.values())
-    assert moved and all(judged.components[n].exact < 0.5 for n in moved if n != "total")
+    assert "engagement" in moved  # the component the judge grades agrees less with its labels
     assert len(moved) < len(rules.components) - 1  # the judge grades one component, not all

@@ -1,0 +1,102 @@
+"""What the rollout backends share: the run's settings, one episode to play, the queue of
+episodes and playing one (sync or async) into its record."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from liveroom_sim.rollout.policy_spec import PolicySpec
+from liveroom_sim.rollout.records import episode_record
+
+
+@dataclass
+class RolloutConfig:
+    """What to roll out and how (see ``liveroom rollout --help``)."""
+
+    env: str
+    policy: PolicySpec
+    episodes: int
+    out: str | Path
+    group_size: int = 1
+    seed: int = 0
+    backend: Literal["serial", "async", "ray"] = "serial"
+    workers: int = 1
+    in_flight: int = 32
+    ray_address: str | None = None
+    resume: bool = False
+    normalize: Literal["std", "mean", "none"] = "std"
+    eps: float = 1e-6
+    record_messages: bool = True
+    progress: bool = True
+    retries: int = 2
+    force: bool = False
+    patience_s: float | None = None
+    on_infra_failure: Literal["rerun", "drop"] = "rerun"
+    infra_retries: int = 1
+
+
+@dataclass
+class Job:
+    group_id: int
+    sample_index: int
+    seed: int
+    sample_seed: int
+    attempts: int = 0
+    infra_attempts: int = 0
+
+
+def play_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = True,
+             patience_s: float | None = None) -> dict:
+    """Play one episode of ``job`` (sync); any exception becomes the record's error."""
+    import gymnasium as gym
+
+    from liveroom_sim.episode import play
+
+    try:
+        result = play(gym.make(env_id), policy.build(job.sample_seed), job.seed, record=record_messages,
+                      patience_s=patience_s)
+        return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
+    except Exception as exc:  # noqa: BLE001 - a bad episode is data, not a crash
+        return _failed(env_id, policy, job, exc)
+
+
+async def aplay_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = True,
+                    patience_s: float | None = None) -> dict:
+    """:func:`play_job` for asyncio (LLM policies are awaited)."""
+    import gymnasium as gym
+
+    from liveroom_sim.episode import aplay
+
+    try:
+        result = await aplay(gym.make(env_id), policy.build(job.sample_seed), job.seed, record=record_messages,
+                             patience_s=patience_s)
+        return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
+    except Exception as exc:  # noqa: BLE001
+        return _failed(env_id, policy, job, exc)
+
+
+def _failed(env_id: str, policy: PolicySpec, job: Job, exc: Exception) -> dict:
+    from liveroom_sim.episode import describe_exception
+
+    return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(),
+                          error=describe_exception(exc))
+
+
+class _Queue:
+    """Jobs to play: the (lazy) plan, then those to play again."""
+
+    def __init__(self, jobs: Iterator[Job]):
+        self.jobs, self.retry = jobs, deque()
+
+    def next(self) -> Job | None:
+        if self.retry:
+            return self.retry.popleft()
+        return next(self.jobs, None)
+
+    def again(self, job: Job | None) -> None:
+        if job is not None:
+            self.retry.append(job)

@@ -1,0 +1,265 @@
+"""Chaos: hostile endpoint answers, outages, exceptions, torn writes and killed writers.
+Each asserts that nothing is lost and nothing hangs (bounded in count and time)."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from liveroom_sim import resolve_env_id
+from liveroom_sim.llm.avatar import OpenAIAvatar
+from liveroom_sim.llm.client import Endpoint, EndpointError
+from liveroom_sim.policies import ScriptedAvatar
+from liveroom_sim.rollout.policy_spec import PolicySpec
+from liveroom_sim.rollout.records import RecordFileError
+from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
+from liveroom_sim.testing import FaultPlan, OpenAICompatServer, policy_responder, scripted_responder
+from liveroom_sim.train.sft import export_sft
+
+TINY = "tests/fixtures/tiny/tiny-v0.yaml"
+KEY = lambda r: (r["group_id"], r["sample_index"])  # noqa: E731
+
+
+def _rows(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def _config(out, **kw):
+    return RolloutConfig(**{"env": TINY, "policy": PolicySpec(kind="scripted"), "episodes": 8, "group_size": 4,
+                            "out": out, "progress": False, **kw})
+
+
+def _same(rows, reference):
+    """The same episodes, each once, with the same returns and transcripts."""
+    assert sorted(map(KEY, rows)) == sorted(map(KEY, reference)), "an episode is missing or written twice"
+    mine, theirs = {KEY(r): r for r in rows}, {KEY(r): r for r in reference}
+    for key, r in mine.items():
+        assert (r["return"], r["messages"], r["advantage"]) == (theirs[key]["return"], theirs[key]["messages"],
+                                                                theirs[key]["advantage"])
+
+
+# ---------------------------------------------------------------- what models say
+@pytest.mark.parametrize("backend", ["serial", "async"])
+def test_a_lone_surrogate_in_a_reply_is_stored_losslessly_and_flagged(tmp_path, backend):
+    reply = "@mia hi \ud83d, the serum is $25 \udfff today"
+    with OpenAICompatServer(scripted_responder([reply])) as srv:
+        policy = PolicySpec(kind="openai", model="m", base_url=srv.base_url)
+        report = run_rollouts(_config(tmp_path / "r.jsonl", policy=policy, backend=backend, episodes=4, group_size=2))
+        again = run_rollouts(_config(tmp_path / "r.jsonl", policy=policy, backend=backend, episodes=4, group_size=2,
+                                     resume=True))
+    rows = _rows(tmp_path / "r.jsonl")
+    assert report["episodes"] == len(rows) == 4 and report["errors"] == 0 and again["episodes"] == 0
+    said = [m["content"] for r in rows for m in r["messages"] if m["role"] == "assistant" and m.get("content")]
+    assert reply in said  # read back code point for code point
+    assert all(r["invalid_code_points"] >= 2 for r in rows)
+    (tmp_path / "r.jsonl").read_bytes().decode("utf-8")  # the file itself is valid UTF-8
+
+
+def test_hostile_answers_are_the_policys_actions_and_truncate_nothing(tmp_path):
+    plan = FaultPlan(rates={"500": 0.3, "bad_tool_call": 0.3, "empty_choices": 0.1}, seed=3, retry_after=0.01)
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=plan) as srv:
+        policy = PolicySpec(kind="openai", model="m", base_url=srv.base_url, max_retries=2, direct=True)
+        report = run_rollouts(_config(tmp_path / "r.jsonl", policy=policy, backend="async", episodes=8,
+                                      group_size=4, in_flight=8, patience_s=30))
+    rows = _rows(tmp_path / "r.jsonl")
+    assert len(rows) == 8 and report["infra_failures"] == 0 and report["errors"] == 0
+    assert report["truncated_by_policy"] == 0 and all(r["reason"] is None for r in rows)
+    assert report["policy_faults"] > 0 and all(r["advantage"] is not None for r in rows)
+    tool_errors = [m for r in rows for m in r["messages"] if m["role"] == "tool" and "error" in m["content"].lower()]
+    assert tool_errors  # the broken tool calls reached the room and were answered with errors
+
+
+def test_an_exception_inside_an_episode_becomes_its_error_record_with_the_transcript(tmp_path, monkeypatch):
+    class Breaks(ScriptedAvatar):
+        calls = 0
+
+        def __call__(self, observation, info):
+            Breaks.calls += 1
+            if Breaks.calls == 3:
+                raise RuntimeError("the policy tripped")
+            return super().__call__(observation, info)
+
+    monkeypatch.setattr(PolicySpec, "build", lambda self, sample_seed=0: Breaks())
+    report = run_rollouts(_config(tmp_path / "r.jsonl", episodes=4, group_size=2))
+    rows = sorted(_rows(tmp_path / "r.jsonl"), key=KEY)
+    assert report["episodes"] == len(rows) == 4 and report["errors"] == 1
+    broken = rows[0]
+    assert broken["error"].startswith("RuntimeError: the policy tripped at test_chaos.py:")
+    assert broken["steps"] == 2 and len(broken["messages"]) > 2 and broken["advantage"] is None
+    assert all(r["error"] is None and r["advantage"] is not None for r in rows[1:])
+
+
+# ---------------------------------------------------------------- outages
+def test_an_outage_in_the_middle_of_a_rollout_is_waited_out(tmp_path):
+    srv = OpenAICompatServer(policy_responder(ScriptedAvatar())).start()
+    port = int(srv.base_url.rsplit(":", 1)[1].split("/")[0])
+    policy = PolicySpec(kind="openai", model="m", base_url=srv.base_url, max_retries=0, direct=True)
+    config = _config(tmp_path / "r.jsonl", policy=policy, backend="async", episodes=8, group_size=4, in_flight=8,
+                     patience_s=30)
+    import threading
+
+    def outage():
+        while srv.request_count < 40:
+            time.sleep(0.01)
+        srv.stop()  # down for 3 s, then back on the same port
+        time.sleep(3)
+        back.append(OpenAICompatServer(policy_responder(ScriptedAvatar()), port=port).start())
+
+    back = []
+    threading.Thread(target=outage, daemon=True).start()
+    started = time.monotonic()
+    report = run_rollouts(config)
+    rows = _rows(tmp_path / "r.jsonl")
+    assert len(rows) == 8 and report["infra_failures"] == 0 and report["errors"] == 0
+    assert time.monotonic() - started > 3 and sum(r["waited_s"] for r in rows) > 0
+    assert all(r["steps"] > 5 and r["reason"] is None for r in rows)
+    back[0].stop()
+
+
+def test_an_outage_past_the_patience_leaves_the_groups_for_resume_and_names_the_cause(tmp_path):
+    dead = PolicySpec(kind="openai", model="m", base_url="http://127.0.0.1:9/v1", max_retries=0)
+    out = tmp_path / "r.jsonl"
+    report = run_rollouts(_config(out, policy=dead, patience_s=0, on_infra_failure="drop", episodes=4, group_size=2))
+    assert report["infra_failures"] == 4 and report["incomplete_groups"] == 2 and _rows(out) == []
+    failures = _rows(out.with_name("r.jsonl.failures"))
+    assert len(failures) == 4 and all(r["infra"] for r in failures)
+    assert all("connection refused" in r["error"] and "timed out" not in r["error"] for r in failures)
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        live = PolicySpec(kind="openai", model="m", base_url=srv.base_url)
+        again = run_rollouts(_config(out, policy=live, resume=True, episodes=4, group_size=2))
+    rows = _rows(out)
+    assert again["episodes"] == 4 and len(rows) == 4 and all(r["error"] is None and not r["infra"] for r in rows)
+
+
+def test_infrastructure_failures_are_rerun_and_never_join_a_group(tmp_path):
+    plan = FaultPlan(schedule={i: "503" for i in range(3)})
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=plan) as srv:
+        policy = PolicySpec(kind="openai", model="m", base_url=srv.base_url, max_retries=0)
+        report = run_rollouts(_config(tmp_path / "r.jsonl", policy=policy, patience_s=0, episodes=4, group_size=2,
+                                      infra_retries=3))
+    rows = _rows(tmp_path / "r.jsonl")
+    assert report["infra_failures"] == 3 and report["incomplete_groups"] == 0
+    assert len(rows) == 4 and all(r["error"] is None and r["advantage"] is not None for r in rows)
+
+
+# ---------------------------------------------------------------- secrets
+def test_keys_in_the_base_url_and_in_server_messages_are_never_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-0123456789")
+
+    def echo_the_key(request, index):
+        raise ValueError("bad key sk-env-key-0123456789 for user sk-url-user-secret")
+
+    with OpenAICompatServer(echo_the_key) as srv:
+        with_user = srv.base_url.replace("http://", "http://sk-url-user-secret@")
+        url = with_user + "?api-key=sk-query-secret-42"  # the openai client puts its path after the query: a 404
+        avatar = OpenAIAvatar(Endpoint("m", with_user, max_retries=0))
+        with pytest.raises(EndpointError) as err:
+            avatar("", {"messages": [{"role": "user", "content": "x"}], "tools": []})
+        assert err.value.__context__ is None and err.value.__cause__ is None
+        chain = f"{err.value} {err.value.__context__} {err.value.__cause__}"
+        policy = PolicySpec(kind="openai", model="m", base_url=url, max_retries=0)
+        run_rollouts(_config(tmp_path / "r.jsonl", policy=policy, patience_s=0, episodes=2, group_size=1,
+                             on_infra_failure="drop"))
+    written = chain + "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "HTTP 500" in chain and "HTTP 404" in written
+    for secret in ("sk-env-key-0123456789", "sk-url-user-secret", "sk-query-secret-42"):
+        assert secret not in written
+
+
+# ---------------------------------------------------------------- files
+def test_rollout_refuses_to_overwrite_and_resume_checks_the_settings(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(RecordFileError, match="nothing to resume"):
+        run_rollouts(_config(out, resume=True))
+    run_rollouts(_config(out, episodes=4))
+    with pytest.raises(RecordFileError, match="--resume .* or --force"):
+        run_rollouts(_config(out))
+    with pytest.raises(RecordFileError, match="group_size 4 \\(this run: 2\\)"):
+        run_rollouts(_config(out, resume=True, group_size=2))
+    with pytest.raises(RecordFileError, match="policy kind 'scripted' \\(this run: 'naive'\\)"):
+        run_rollouts(_config(out, resume=True, policy=PolicySpec(kind="naive")))
+    with pytest.raises(RecordFileError, match="first seed 0 \\(this run: 5\\)"):
+        run_rollouts(_config(out, resume=True, seed=5))
+    assert run_rollouts(_config(out, force=True, episodes=8))["episodes"] == 8 and len(_rows(out)) == 8
+
+
+def test_the_rollout_command_refuses_to_overwrite_unless_forced(tmp_path):
+    out = tmp_path / "r.jsonl"
+    out.write_text("precious\n")
+    args = [sys.executable, "-m", "liveroom_sim.cli.main", "rollout", "--env", TINY, "--episodes", "2", "--out", str(out)]
+    refused = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--force" in refused.stderr and out.read_text() == "precious\n"
+    forced = subprocess.run([*args, "--force"], capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 0 and len(_rows(out)) == 2
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean") / "clean.jsonl"
+    run_rollouts(_config(out, episodes=24, group_size=4, policy=PolicySpec(kind="naive")))
+    return out, _rows(out)
+
+
+def test_a_file_torn_at_random_points_is_repaired_and_completed_by_resume(tmp_path, clean_run):
+    clean, reference = clean_run
+    data = clean.read_bytes()
+    rng = random.Random(18)
+    for trial, cut in enumerate(sorted(rng.sample(range(1, len(data)), 6))):
+        out = tmp_path / f"torn-{trial}.jsonl"
+        out.write_bytes(data[:cut])
+        report = run_rollouts(_config(out, resume=True, episodes=24, group_size=4, policy=PolicySpec(kind="naive")))
+        _same(_rows(out), reference)
+        whole_groups = data[:cut].count(b"\n") // 4
+        assert report["skipped_by_resume"] == whole_groups * 4  # a partly written group is played again whole
+        torn = out.with_name(out.name + ".torn")
+        assert torn.exists() == (cut != len(data[:cut].rsplit(b"\n", 1)[0]) + 1 or data[:cut].count(b"\n") % 4 != 0)
+        # A second resume finds everything done and changes nothing.
+        assert run_rollouts(_config(out, resume=True, episodes=24, group_size=4,
+                                    policy=PolicySpec(kind="naive")))["episodes"] == 0
+        _same(_rows(out), reference)
+
+
+def test_a_torn_line_with_groups_glued_after_it_is_cut_out(tmp_path, clean_run):
+    clean, reference = clean_run
+    lines = clean.read_bytes().splitlines(keepends=True)
+    out = tmp_path / "glued.jsonl"
+    # As the old writer left it: half a line, then later groups appended straight after it.
+    out.write_bytes(b"".join(lines[:8]) + lines[8][:100] + b"".join(lines[12:]))
+    run_rollouts(_config(out, resume=True, episodes=24, group_size=4, policy=PolicySpec(kind="naive")))
+    _same(_rows(out), reference)
+    assert out.with_name("glued.jsonl.torn").read_bytes().startswith(lines[8][:100])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_a_writer_killed_at_random_points_loses_nothing(tmp_path, clean_run):
+    _, reference = clean_run
+    out = tmp_path / "killed.jsonl"
+    base = [sys.executable, "-m", "liveroom_sim.cli.main", "rollout", "--env", TINY, "--policy", "naive",
+            "--episodes", "24", "--group-size", "4", "--out", str(out)]
+    rng = random.Random(7)
+    for attempt in range(4):  # bounded: kill up to three times, then let it finish
+        args = base + (["--resume"] if out.exists() else [])
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if attempt < 3:
+            time.sleep(rng.uniform(1.5, 4.0))  # imports take about 1.5 s; the run about 3 s
+            proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=120) in (0, -signal.SIGKILL)
+    _same(_rows(out), reference)
+
+
+def test_export_sft_goes_on_after_an_endpoint_failure(tmp_path):
+    plan = FaultPlan(schedule={3: "500"})  # the fourth call, in the first variant
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=plan) as srv:
+        teacher = OpenAIAvatar(Endpoint("m", srv.base_url, max_retries=0))
+        counts = export_sft(resolve_env_id(TINY), episodes=1, augment=3, out=tmp_path / "sft.jsonl", teacher=teacher,
+                            progress=False, patience_s=0)
+    assert counts["variants"] == 3 and counts["failed_variants"] == 1 and "HTTP 500" in counts["failures"][0]
+    rows = _rows(tmp_path / "sft.jsonl")
+    assert len(rows) == counts["written"] and {r["meta"]["variant"] for r in rows} == {0, 1, 2}

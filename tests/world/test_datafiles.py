@@ -1,0 +1,149 @@
+"""Hostile data files: bombs, deep nesting, bad bytes, infinite or absurd rates, missing
+folders. Each fails fast with a SpecError naming the file, never a traceback or a hang."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from liveroom_sim.errors import SpecError
+from liveroom_sim.spec import _fingerprint, load_spec
+from liveroom_sim.world import datafile
+from liveroom_sim.world.paths import ENVS_DIR
+
+TINY_DIR = Path(__file__).parents[1] / "fixtures" / "tiny"
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    here = tmp_path / "tiny"
+    shutil.copytree(TINY_DIR, here)
+    spec = here / "tiny-v0.yaml"
+    spec.write_text(spec.read_text().replace("../../../envs", str(ENVS_DIR)))
+    return here
+
+
+def _error(path) -> str:
+    started = time.perf_counter()
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    assert time.perf_counter() - started < 20  # refused, not built
+    return str(err.value)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_the_c_loader_is_used_where_pyyaml_has_it():
+    import yaml
+
+    if yaml.__with_libyaml__:
+        assert datafile._Loader is yaml.CSafeLoader
+
+
+def test_an_alias_bomb_in_an_extending_spec_is_refused_naming_the_file(tiny):
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, 10):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    bomb = tiny / "bomb-v0.yaml"
+    bomb.write_text("extends: tiny-v0.yaml\nid: Bomb-v0\nlol:\n" + "\n".join("  " + line for line in lines) + "\n")
+    assert bomb.stat().st_size < 2000
+    message = _error(bomb)
+    assert str(bomb) in message and "aliases" in message
+
+
+def test_deep_nesting_is_refused_without_a_recursion_error(tiny):
+    deep = tiny / "deep-v0.yaml"
+    deep.write_text("extends: tiny-v0.yaml\ndescription: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    message = _error(deep)
+    assert str(deep) in message and "nest" in message
+    shallow = tiny / "shallow-v0.yaml"  # past MAX_DEPTH but within libyaml's own limit
+    shallow.write_text("extends: tiny-v0.yaml\ndescription: " + "[" * 100 + "]" * 100 + "\n")
+    assert "nested more than 64" in _error(shallow)
+
+
+def test_invalid_utf8_is_named_by_file_and_byte(tiny):
+    catalog = tiny / "catalog.yaml"
+    catalog.write_bytes(catalog.read_bytes().replace(b"currency", b"curr\xffency", 1))
+    message = _error(tiny / "tiny-v0.yaml")
+    assert str(catalog) in message and "not valid UTF-8" in message and "line" in message
+
+
+def test_an_oversized_file_is_refused_before_it_is_parsed(tiny):
+    big = tiny / "big-v0.yaml"
+    big.write_text("extends: tiny-v0.yaml\nlist:\n" + "- 1\n" * (datafile.MAX_FILE_BYTES // 4 + 1))
+    message = _error(big)
+    assert str(big) in message and "larger than" in message
+
+
+@pytest.mark.parametrize("old,new,field", [
+    ("arrivals_per_min: 3", "arrivals_per_min: .inf", "viewers.arrivals_per_min"),
+    ("arrivals_per_min: 3", "arrivals_per_min: 1e9", "viewers.arrivals_per_min"),
+    ("reply_per_char_s: 0.01", "reply_per_char_s: .inf", "latency.reply_per_char_s"),
+    ("compliance_gate: -1.0", "compliance_gate: .nan", "reward.compliance_gate"),
+    ("factuality: 1.0", "factuality: .inf", "reward.weights.factuality"),
+    ("duration_s: 120", "duration_s: .inf", "stream.duration_s"),
+])
+def test_infinite_nan_and_absurd_spec_numbers_are_rejected_at_load(tiny, old, new, field):
+    spec = tiny / "tiny-v0.yaml"
+    _edit(spec, old, new)
+    message = _error(spec)
+    assert str(spec) in message and f"field '{field}'" in message
+
+
+@pytest.mark.parametrize("value", [".inf", "1e9", ".nan", "-1"])
+def test_a_persona_chat_rate_must_be_finite_and_in_range(tiny, value):
+    persona = tiny / "personas" / "eager_shopper.yaml"
+    text = persona.read_text()
+    start = text.index("chat_rate_per_min:")
+    end = text.index("\n", start)
+    persona.write_text(text[:start] + f"chat_rate_per_min: {value}" + text[end:])
+    message = _error(tiny / "tiny-v0.yaml")
+    assert str(persona) in message and "field 'chat_rate_per_min'" in message
+
+
+def test_an_infinite_price_in_a_campaign_is_rejected(tiny):
+    campaign = tiny / "campaign.yaml"
+    text = campaign.read_text()
+    start = text.index("price:")
+    end = text.index("\n", start)
+    campaign.write_text(text[:start] + "price: .inf" + text[end:])
+    assert str(campaign) in _error(tiny / "tiny-v0.yaml")
+
+
+def test_a_missing_persona_folder_is_an_error(tiny):
+    spec = tiny / "tiny-v0.yaml"
+    _edit(spec, "persona_dirs: [personas]", "persona_dirs: [personas, no_such_folder]")
+    message = _error(spec)
+    assert str(spec) in message and "persona_dirs" in message and "no_such_folder" in message
+
+
+def test_a_spec_identity_comes_from_the_files_it_names_not_its_folder(tiny):
+    junk = tiny / "venv" / "lib"
+    junk.mkdir(parents=True)
+    (junk / "unrelated.yaml").write_text("x: 1\n")
+    names = [Path(f).name for f, *_ in _fingerprint((tiny / "tiny-v0.yaml").resolve())]
+    assert "unrelated.yaml" not in names
+    assert {"tiny-v0.yaml", "catalog.yaml", "campaign.yaml", "eager_shopper.yaml", "harness.yaml"} <= set(names)
+
+
+def test_editing_a_named_file_gives_a_new_world(tiny):
+    spec = tiny / "tiny-v0.yaml"
+    first = load_spec(spec)
+    time.sleep(0.01)
+    _edit(tiny / "catalog.yaml", "currency: USD", "currency: CNY")
+    assert load_spec(spec).catalog.currency != first.catalog.currency
+
+
+def test_the_built_in_specs_still_load():
+    for spec in sorted(ENVS_DIR.glob("*.yaml")):
+        assert load_spec(spec).spec.id
+    env = gym.make("LiveRoom-v0")
+    env.reset(seed=0)

@@ -105,6 +105,8 @@ class LiveRoomToolEnv:
         reward: The episode's reward so far (sum of the steps' totals).
         returns: Component -> sum over the episode's steps (with ``total``).
         breakdowns: Each step's ``info["reward_breakdown"]``, in order.
+        settlement: What ending the shift early cost (``{}`` until settled, or when the
+            stream ran to its end); :attr:`reward` includes it.
         metrics: The room's latest ``info["metrics"]``.
         done: Whether the stream has ended (then tools raise ``ValueError``).
 
@@ -144,6 +146,7 @@ class LiveRoomToolEnv:
             obs, info, played = fast_forward(env, self.segment["start_turn"], None, self.segment["start_s"])
             self.segment["played_before"], self.segment["played"] = played, 0
         self._settled = False
+        self.settlement: dict[str, float] = {}
         self._calls = 0
         self.returns = dict(info["reward_breakdown"])
         self.reward = self.returns["total"]
@@ -295,6 +298,7 @@ class LiveRoomToolEnv:
 
         settled = settle_early_end(room)
         self._add(settled)
+        self.settlement = settled
         return settled
 
     def _close(self) -> None:

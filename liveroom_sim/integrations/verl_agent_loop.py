@@ -101,6 +101,8 @@ class LiveRoomAgentLoop(AgentLoopBase):
         settled = {} if done else settle_early_end(env.unwrapped.room)
         for key, value in settled.items():
             returns[key] = returns.get(key, 0.0) + value
+        if settled and scores:  # what stopping here costs the room falls on the last turn
+            scores[-1] += settled.get("total", 0.0)
         response = ids[len(ids) - len(mask):]
         prompt = ids[: len(ids) - len(mask)]
         extra = {"turn_scores": scores, "reward_extra_info": {f"liveroom/{k}": float(v) for k, v in returns.items()},

@@ -65,7 +65,9 @@ def test_docs_environment_factory_recipe_trains_a_step(tmp_path, tiny_model):
         assert env.segment["turns"] == 3 and env.segment["start_s"] is not None
         assert env.segment["played"] == 3 and env.done  # TRL's cap and the segment agree
         assert len(env.breakdowns) == 3
-        assert env.reward == pytest.approx(sum(b["total"] for b in env.breakdowns))
+        # the return is the steps' rewards plus what ending the shift early cost the room
+        assert env.settlement["total"] < 0
+        assert env.reward == pytest.approx(sum(b["total"] for b in env.breakdowns) + env.settlement["total"])
     # What TRL logged is what the environments scored.
     assert logged["rewards/liveroom_reward_total/mean"] == pytest.approx(
         sum(e.reward for e in played) / len(played), abs=1e-4)

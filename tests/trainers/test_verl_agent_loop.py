@@ -81,9 +81,10 @@ def _run(tmp_path, tiny_model, rows):
 
 
 def _replayed_return(row: dict, actions: list[str]) -> float:
-    """The LiveRoom return of playing ``actions`` on the row's segment, without veRL."""
+    """The LiveRoom return of playing ``actions`` on the row's segment, without veRL,
+    with what stopping there costs the room (the segment's settlement)."""
     from liveroom_sim.integrations.verl import action_from_message
-    from liveroom_sim.trajectory.segments import fast_forward
+    from liveroom_sim.trajectory.segments import fast_forward, settle_early_end
 
     room = row["extra_info"]["liveroom"]
     env = gym.make(room["env_id"])
@@ -94,8 +95,8 @@ def _replayed_return(row: dict, actions: list[str]) -> float:
         _, reward, terminated, truncated, _ = env.step(action_from_message({"role": "assistant", "content": text}))
         total += reward
         if terminated or truncated:
-            break
-    return total
+            return total
+    return total + settle_early_end(env.unwrapped.room).get("total", 0.0)
 
 
 def test_verl_worker_plays_segments_token_in_token_out(tmp_path, tiny_model):

@@ -28,7 +28,8 @@ SUBSTITUTE = {"data.train_files", "data.val_files", "actor_rollout_ref.model.pat
 
 
 class ScriptedServer:
-    """veRL's ``LLMServerClient.generate``: answers each call with the next scripted text, as ids."""
+    """veRL's ``LLMServerClient.generate``: answers each call of a request with that request's
+    next scripted text, as ids (samples run concurrently, so the script is kept per request)."""
 
     def __init__(self, tokenizer, script: list[str]):
         self.tokenizer, self.script = tokenizer, script
@@ -37,7 +38,8 @@ class ScriptedServer:
     async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
         from verl.workers.rollout.replica import TokenOutput
 
-        text = self.script[len(self.calls) % len(self.script)]
+        turn = sum(c["request_id"] == request_id for c in self.calls)
+        text = self.script[turn % len(self.script)]
         ids = self.tokenizer.encode(text, add_special_tokens=False)
         logprobs = [-0.01 * (k + 1) for k in range(len(ids))]
         self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "ids": ids, "logprobs": logprobs})

@@ -180,3 +180,21 @@ _OPS = {
     "reorder_sections": _reorder_sections, "reformat": _reformat, "paraphrase_skills": _paraphrase_skills,
     "reorder_skills": _reorder_skills, "vary_constraints": _vary_constraints,
 }
+
+
+def episode_harness(harness: Harness, language: str, config: AugmentConfig | None, rng: np.random.Generator,
+                    variant: int = 0) -> tuple[Harness, bool, np.random.Generator | None]:
+    """The harness one episode starts with: ``(harness, augmented, augmentation generator)``.
+
+    Augmentation draws from its own generator, spawned from the episode's seed sequence,
+    so viewers behave the same with and without it; ``variant`` picks another of the
+    seed's harness variants (HSA-SFT uses K of them). The generator is kept for
+    augmenting again at harness changes.
+    """
+    if config is None:
+        return harness, False, None
+    child = rng.bit_generator.seed_seq.spawn(variant + 1)[variant]
+    augment_rng = np.random.Generator(np.random.PCG64(child))
+    if augment_rng.random() < config.probability:
+        return augment(harness, language, augment_rng, config.operators), True, augment_rng
+    return harness, False, augment_rng

@@ -15,18 +15,19 @@ import numpy as np
 
 from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action
-from liveroom_sim.harness.augment import AugmentConfig, augment
+from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
 from liveroom_sim.rewards.conduct import says_slogan
-from liveroom_sim.rewards.context import Outcome, Question, TurnContext
-from liveroom_sim.rewards.components import Score
+from liveroom_sim.rewards.context import Outcome, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
 from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.sim.context import reply_context
+from liveroom_sim.sim.ending import losses, losses_since, settle
 from liveroom_sim.sim.history import Block, room_update
 from liveroom_sim.sim.hooks import fired_hooks
 from liveroom_sim.sim.prompting import SystemPrompts
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
-from liveroom_sim.sim.toolbox import run_calls
+from liveroom_sim.sim.toolbox import Lookups, run_calls
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
 from liveroom_sim.spec import COMPONENTS, World
 from liveroom_sim.world import campaign as ev
@@ -72,18 +73,9 @@ class Room:
         self.world, self.spec, self.rng = world, spec, rng
         self.language = spec.language
         self.market = Market.open(world.catalog, world.campaign.opening_product, world.rules)
-        self.harness = world.harness
         self.augmentation = augmentation or spec.harness_augmentation
-        self.augmented = False
-        if self.augmentation is not None:
-            # Augmentation draws from its own generator, spawned from the episode's seed,
-            # so viewers behave the same with and without it.
-            # ``variant`` picks another of the seed's harness variants (HSA-SFT uses K).
-            child = rng.bit_generator.seed_seq.spawn(variant + 1)[variant]
-            self._augment_rng = np.random.Generator(np.random.PCG64(child))
-            if self._augment_rng.random() < self.augmentation.probability:
-                self.harness = augment(self.harness, spec.language, self._augment_rng, self.augmentation.operators)
-                self.augmented = True
+        self.harness, self.augmented, self._augment_rng = episode_harness(
+            world.harness, spec.language, self.augmentation, rng, variant)
         self.reward_model = reward_model or RewardModel(spec.reward)
         self.words = world.phrasebook.fact_words
         writer = ChatWriter(world.phrasebook, spec.language, spec.room.host_name, _phraser(spec))
@@ -100,8 +92,7 @@ class Room:
         self.featured_at = 0.0
         self.pitched_at = -math.inf
         self.settled = False
-        self._lookups: set[tuple[str, str]] = set()
-        self._calls_made: set[tuple] = set()
+        self.lookups = Lookups()
         self.replies_since_slogan = 99
         self._event_index = 0
         self._retry = False
@@ -163,7 +154,7 @@ class Room:
         block = Block(record=self._record)
         block.add({"role": "user", "content": update})
         self._history.append(block)
-        self._lookups, self._calls_made = set(), set()  # facts must be looked up again each exchange
+        self.lookups = Lookups()  # facts must be looked up again each exchange
 
     # ----------------------------------------------------------------------- stepping
     @property
@@ -183,7 +174,7 @@ class Room:
                 ``latency.use_measured`` is on.
         """
         self.steps += 1
-        lost_before = self._losses()
+        lost_before = losses(self)
         parsed = parse_action(action, self.harness, self.steps)
         lat = self.spec.latency
         # Time the policy took to produce the action: measured when the spec says so
@@ -199,63 +190,24 @@ class Room:
         turn.events = self._advance(self.clock + turn.latency_s)
         if parsed.kind == "reply" and not self._retry:
             self._open_block()
-        expired, left = (now - then for now, then in zip(self._losses(), lost_before))
-        if self.truncated and not self.settled:  # the episode ends early: charge the room it leaves
-            more = self._left_behind()
-            expired, left = expired + more[0], left + more[1]
-        turn.reward = self.reward_model.settle(turn.reward, expired, left)
+        turn.reward = self.reward_model.settle(turn.reward, *losses_since(self, lost_before))
         for k, score in turn.reward.scores.items():
             self.returns[k] += score.value
         self.returns["total"] += turn.reward.total
         return turn
 
     # ------------------------------------------------------------- ending early
-    def _losses(self) -> tuple[int, int]:
-        stats = self.crowd.stats
-        return stats.ignored, stats.left_unanswered
-
-    def _left_behind(self) -> tuple[int, int]:
-        """Questions that would expire and viewers who would leave unanswered if the rest
-        of the stream ran with no host, played out on a copy of the crowd (the room
-        itself, its clock and its random stream stay as they are)."""
-        self.settled = True
-        return self.crowd.play_out(self.clock, self.spec.stream.duration_s, self.market)
-
     def settle(self) -> RewardBreakdown:
-        """End the shift now, scoring the room it leaves (quitting is never free).
-
-        The rest of the stream is played out with no host: every question that then
-        expires unanswered and every viewer who leaves unanswered costs what it costs
-        during play (the ``outcome`` component). Call it when an episode stops before
-        the stream ends (a trainer stopping a rollout); the room does it itself when it
-        truncates. Idempotent: a second call (or a finished stream) settles nothing.
-
-        Returns:
-            The settlement's breakdown (also added to :attr:`returns`).
-        """
-        zero = RewardBreakdown({n: Score(0.0) for n in COMPONENTS}, 0.0)
-        if self.settled or self.terminated:
-            self.settled = True
-            return zero
-        settlement = self.reward_model.settle(zero, *self._left_behind())
-        self.returns["outcome"] += settlement.scores["outcome"].value
-        self.returns["total"] += settlement.total
-        return settlement
+        """End the shift now, scoring the room it leaves (quitting is never free): see
+        :func:`liveroom_sim.sim.ending.settle`. Idempotent; also added to :attr:`returns`."""
+        return settle(self)
 
     # ------------------------------------------------------------------ turns
     def _tool_turn(self, action: Action, latency: float) -> Turn:
         calls, results, errors = run_calls(action, self.harness, self.market, self._harness_version)
         self.tool_errors += len(errors)
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
-        redundant = 0
-        for call, result in zip(action.tool_calls, results):
-            if call.error or result["content"].startswith('{"error"'):
-                continue
-            key = (call.canonical, repr(sorted(call.arguments.items())), self._harness_version)
-            redundant += key in self._calls_made
-            self._calls_made.add(key)
-            args = list(call.arguments.values())
-            self._lookups.add((call.canonical, str(args[0]) if args else ""))
+        redundant = self.lookups.note(action, results, self._harness_version)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s,
                           redundant_calls=redundant)
@@ -264,7 +216,7 @@ class Room:
     def _reply_turn(self, action: Action, latency: float) -> Turn:
         text = action.text
         target = reply_target(text, self.crowd, self.harness.constraints.mention_format, self._facts)
-        ctx = self._context(text, target, latency)
+        ctx = reply_context(self, text, target, latency)
         hooks = fired_hooks(ctx)
         blocking = [h for h in hooks if h[0].action != "warn"]
         retry = bool(blocking) and blocking[0][0].action == "block_retry" and not self._retry
@@ -293,22 +245,6 @@ class Room:
 
     def _facts(self, m: ChatMessage):
         return ask_facts(m, self.market, self.words) if m.is_fact_question else ()
-
-    def _context(self, text: str, target: ChatMessage | None, latency: float) -> TurnContext:
-        q = None
-        if target is not None:
-            q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
-                         self.clock - target.at, self._facts(target), target.payload, target.stated)
-        waiting = tuple(dict.fromkeys(m.viewer.name for m in self.crowd.pending
-                                      if m.is_fact_question and m.viewer.present))
-        pending = sum(1 for m in self.crowd.pending if m.is_fact_question and m.viewer.present)
-        since_pitch = self.clock - self.pitched_at if self.pitched_at >= self.featured_at else 1e9
-        return TurnContext(
-            "reply", text, self.market, self.harness, self.words, q, pending, tuple(self.recent_replies),
-            since_feature_s=self.clock - self.featured_at, replies_since_slogan=self.replies_since_slogan,
-            latency_budget_s=self.spec.latency.budget_s, turn_latency_s=latency,
-            lookups=frozenset(self._lookups), waiting=waiting, since_pitch_s=since_pitch,
-        )
 
     # ---------------------------------------------------------------- the world moves
     def _advance(self, to: float) -> list[dict]:

@@ -50,3 +50,25 @@ def _shown_fields(harness: Harness, canonical: str, error: str) -> str:
     for field_name, shown in harness.tools[canonical].fields.items():
         error = error.replace(field_name, shown)
     return error.replace(canonical, harness.tool_name(canonical))
+
+
+class Lookups:
+    """What the policy looked up in this exchange, and the calls it already made (a call
+    repeated with the same arguments under the same harness is redundant)."""
+
+    def __init__(self):
+        self.made: set[tuple[str, str]] = set()
+        self.calls: set[tuple] = set()
+
+    def note(self, action: Action, results: list[dict], harness_version: int) -> int:
+        """Record a tool turn's successful calls; returns how many were redundant."""
+        redundant = 0
+        for call, result in zip(action.tool_calls, results):
+            if call.error or result["content"].startswith('{"error"'):
+                continue
+            key = (call.canonical, repr(sorted(call.arguments.items())), harness_version)
+            redundant += key in self.calls
+            self.calls.add(key)
+            args = list(call.arguments.values())
+            self.made.add((call.canonical, str(args[0]) if args else ""))
+        return redundant

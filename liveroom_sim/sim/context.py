@@ -1,0 +1,25 @@
+"""The context the reward reads for a reply turn, built from the room as it is now."""
+
+from __future__ import annotations
+
+from liveroom_sim.rewards.context import Question, TurnContext
+from liveroom_sim.sim.viewers import ChatMessage
+
+
+def reply_context(room, text: str, target: ChatMessage | None, latency: float) -> TurnContext:
+    """What the reward reads of a reply turn: the reply, the question it answers (with its
+    facts as of now), who waits, and the room's recent history."""
+    q = None
+    if target is not None:
+        q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
+                     room.clock - target.at, room._facts(target), target.payload, target.stated)
+    waiting = tuple(dict.fromkeys(m.viewer.name for m in room.crowd.pending
+                                  if m.is_fact_question and m.viewer.present))
+    pending = sum(1 for m in room.crowd.pending if m.is_fact_question and m.viewer.present)
+    since_pitch = room.clock - room.pitched_at if room.pitched_at >= room.featured_at else 1e9
+    return TurnContext(
+        "reply", text, room.market, room.harness, room.words, q, pending, tuple(room.recent_replies),
+        since_feature_s=room.clock - room.featured_at, replies_since_slogan=room.replies_since_slogan,
+        latency_budget_s=room.spec.latency.budget_s, turn_latency_s=latency,
+        lookups=frozenset(room.lookups.made), waiting=waiting, since_pitch_s=since_pitch,
+    )

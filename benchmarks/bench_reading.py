@@ -24,7 +24,8 @@ CONTENTS = {
     "secure ": ("LiveRoom-v0", "secure "), "does not cure acne, ": ("LiveRoom-v0", "does not cure acne, "),
     "\\u200b": ("LiveRoom-v0", "\u200b"), "сurе (cyrillic) ": ("LiveRoom-v0", "сurе "),
     "$99.99 ": ("LiveRoom-v0", "$99.99 "), "a ": ("LiveRoom-v0", "a "), "treat ": ("LiveRoom-v0", "treat "),
-    "not cure acne ": ("LiveRoom-v0", "not cure acne "), "治": ("LiveRoom-zh-v0", "治"), "是": ("LiveRoom-zh-v0", "是"),
+    "not cure acne ": ("LiveRoom-v0", "not cure acne "), "1 ": ("LiveRoom-v0", "1 "), "¥99 ": ("LiveRoom-zh-v0", "¥99 "),
+    "第1": ("LiveRoom-zh-v0", "第1"), "第一": ("LiveRoom-zh-v0", "第一"), "买一送一": ("LiveRoom-zh-v0", "买一送一"), "治": ("LiveRoom-zh-v0", "治"), "是": ("LiveRoom-zh-v0", "是"),
 }
 
 

@@ -18,14 +18,21 @@ Verdicts: ``correct``, ``outdated`` (true before a change), ``invented`` (false)
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from typing import NamedTuple
 
-from liveroom_sim.rewards.catalog_index import CODE_TOKEN, TERM_KEYS, CatalogIndex, catalog_index, trie_pattern
+from liveroom_sim.rewards.catalog_index import (
+    CODE_TOKEN,
+    TERM_KEYS,
+    CatalogIndex,
+    catalog_index,
+    trie_pattern,
+)
 from liveroom_sim.world.catalog import Catalog
-from liveroom_sim.world.market import Market, apply_coupon
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
-from liveroom_sim.world.text import Quantity, quantities
+from liveroom_sim.world.market import Market, apply_coupon
+from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
@@ -144,7 +151,7 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     norm = reading.norm
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
-    found = [q for q in quantities(norm) if not reading.in_name(q.span)][:MAX_CLAIMS]
+    found = list(itertools.islice((q for q in iter_quantities(norm) if not reading.in_name(q.span)), MAX_CLAIMS))
     claims = [c for c in (_number_claim(q, reading, market, fallback, order_eta) for q in found) if c is not None]
     claims += _code_claims(reply, reading, market, fallback)
     claims += _term_claims(reading, market, fallback, words)

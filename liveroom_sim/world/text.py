@@ -8,6 +8,7 @@ Numbers are found with their unit and turned into a canonical quantity, so "$99.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -85,9 +86,14 @@ _UNITS: dict[str, tuple[str, float]] = {}
 
 def quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` with its dimension (see :class:`Quantity`)."""
-    found: list[Quantity] = []
+    return list(iter_quantities(text))
+
+
+def iter_quantities(text: str) -> Iterator[Quantity]:
+    """The numbers of ``text`` one by one, in order (half-price phrases last), so that a
+    reader that stops after a few never parses the rest of a long reply."""
     if not _MAY_HOLD_NUMBER.search(text):
-        return found
+        return
     for m in _QUANTITY.finditer(text):
         pre, raw, post, jiao = m.groups()
         digits = raw[0].isdigit()
@@ -110,10 +116,9 @@ def quantities(text: str) -> list[Quantity]:
         if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
             dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
         currency = _currency(pre, post) if dim == "money" else None
-        found.append(Quantity(dim, value * factor, m.span(), currency))
+        yield Quantity(dim, value * factor, m.span(), currency)
     for m in _HALF_PRICE.finditer(text):
-        found.append(Quantity("percent_off", 50.0, m.span()))
-    return found
+        yield Quantity("percent_off", 50.0, m.span())
 
 
 def _currency(pre: str | None, post: str) -> str | None:

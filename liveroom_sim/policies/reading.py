@@ -101,3 +101,56 @@ def _lineup(system: str) -> dict[str, list[str]]:
         aliases = [a.strip() for a in extra.split(";")[1:]]
         out[pid] = [name, *aliases]
     return out
+
+
+#: Intents that take a whole message: a bait, an injection or an after-sales case is
+#: one ask, whatever else its words touch.
+_WHOLE = ("inject", "bait", "damaged", "refund", "order_status")
+
+
+def _product_in(low: str, lineup: dict[str, list[str]]) -> tuple[str | None, str]:
+    """The product whose longest name or alias appears in lower-cased ``low``, and that name."""
+    pid, best = None, ""
+    for product_id, names in lineup.items():
+        for n in names:
+            if len(n) > len(best) and n.lower() in low:
+                pid, best = product_id, n
+    return pid, best
+
+
+def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
+    for intent, words in cues.items():
+        if any(c in low for c in words):
+            return intent
+    return None
+
+
+def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook) -> list[tuple[str, str | None, list[str]]]:
+    """What a waiting request asks, as ``(intent, product id or None, order ids)`` per ask.
+
+    A merged request shows its messages as ``"A / B"``; a message may carry a second ask
+    after one of the phrasebook's joiners ("price? and any left", "多少钱 另外还剩几件").
+    Each part is read on its own: its product is the one it names, else the one named
+    earlier in the same message, else none (the product on stage: "this one", 这款).
+    """
+    out: list[tuple[str, str | None, list[str]]] = []
+    joiners = sorted({j.strip().lower() for j in book.joiners if j.strip()}, key=len, reverse=True)
+    split = re.compile("|".join(re.escape(j) for j in joiners)) if joiners else None
+    for part in text.split(" / "):
+        low = part.lower()
+        pid, name = _product_in(low, lineup)
+        rest = low.replace(name.lower(), " ") if name else low
+        whole = _intent_of(rest, book.cues)
+        orders = _ORDER.findall(part)
+        if whole in _WHOLE or split is None:
+            out.append((whole or ("price" if pid else "social"), pid, orders))
+            continue
+        found = []
+        for segment in split.split(low):
+            own, own_name = _product_in(segment, lineup)
+            seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
+            intent = _intent_of(seg_rest, book.cues)
+            if intent is not None and intent not in _WHOLE:
+                found.append((intent, own or pid, orders))
+        out.extend(found or [(whole or ("price" if pid else "social"), pid, orders)])
+    return [(i, p, list(o)) for i, p, o in dict.fromkeys((i, p, tuple(o)) for i, p, o in out)]

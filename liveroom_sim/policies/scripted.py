@@ -27,6 +27,8 @@ from liveroom_sim.policies.reading import (
     _params,
     _system_text,
     _tool_role,
+    _asks,
+    _product_in,
     _waiting,
     phrasebook,
 )
@@ -74,21 +76,30 @@ class ScriptedAvatar:
         # Each viewer is answered once: one still waiting after a reply in view was
         # misread, and is not answered again (the others are served first).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
-        asks = [(mention, wait, text, *self._classify(text, lineup, book)) for mention, wait, text in _waiting(messages)
-                if not any(r.startswith(mention + " ") for r in served)]
+        asks = []
+        for mention, wait, text in _waiting(messages):
+            if any(r.startswith(mention + " ") for r in served):
+                continue
+            parts = _asks(text, lineup, book)
+            kinds = [i for i, _, _ in parts]
+            kind = next((k for k in kinds if k in ("inject", "bait")), None) \
+                or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
+            asks.append((mention, wait, text, kind, [p for p in parts if p[0] not in ("inject", "bait", "social")]))
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
         if self.choose("respond", situation, ("serve", "generic")) == "generic":
             return NaiveAvatar()(observation, info)
         if facts:
-            mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
-            lookup = self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), "")
+            mention, _, _, _, parts = max(facts, key=lambda a: a[1])
+            # Every ask of the request, each about its own product (or order), in one tool turn.
+            lookup = self._lookup_all(info["tools"], mention, [(i, p or featured_id, o) for i, p, o in parts])
             if lookup:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
-            mention, _, _, _, pid = max(refusals, key=lambda a: a[1])
+            mention, _, text, _, _ = max(refusals, key=lambda a: a[1])
+            pid = _product_in(text.lower(), lineup)[0]
             # Refusing about a product still owes its disclosures: look it up first.
             lookup = self._lookup(info["tools"], mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
             if lookup:
@@ -117,6 +128,30 @@ class ScriptedAvatar:
             if any(c in rest for c in cues):
                 return intent, pid
         return ("price" if pid else "social"), pid
+
+    @classmethod
+    def _lookup_all(cls, tools: list[dict], mention: str, asks: list[tuple[str, str, list[str]]]) -> str | None:
+        """One tool turn for every ask (``(intent, product, orders)``); the note says what
+        each call is for, so the reply can tell the results apart."""
+        if len(asks) == 1:
+            intent, pid, orders = asks[0]
+            return cls._lookup(tools, mention, intent, pid, orders, "")
+        calls, subjects = [], []
+        for intent, pid, orders in asks:
+            one = cls._lookup(tools, mention, intent, pid, orders, "")
+            if one is None:
+                continue
+            for c in json.loads(one)["tool_calls"]:
+                key = (c["function"]["name"], c["function"]["arguments"])
+                if key not in calls:  # the same lookup twice is a redundant call
+                    calls.append(key)
+            subjects.append((intent, orders[0] if orders and intent in ("order_status", "refund") else pid))
+        if not calls:
+            return None
+        tool_calls = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                      for i, (n, a) in enumerate(calls)]
+        note = f"serving {mention or '-'} | {'+'.join(i for i, _ in subjects)} | {'+'.join(p for _, p in subjects)}"
+        return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
 
     @staticmethod
     def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str], featured: str) -> str | None:
@@ -173,13 +208,19 @@ class ScriptedAvatar:
         featured = _FEATURED.findall(header)
         featured = featured[-1] if featured else subject
 
-        def about(pid: str) -> dict:
+        def about(pid: str, kind: str = intent) -> dict:
             merged: dict = {}
             for r in reversed(results):  # results came newest first
-                if r.get("product_id", r.get("id", pid)) == pid or intent in ("order_status", "refund"):
+                if r.get("product_id", r.get("id", pid)) == pid or (kind in ("order_status", "refund") and "+" not in intent):
+                    merged.update(r)
+                elif kind in ("order_status", "refund") and r.get("id") == pid:
                     merged.update(r)
             return merged
 
+        if "+" in intent:  # several asks: each answered from its own lookups
+            pairs = list(zip(intent.split("+"), subject.split("+")))
+            wants = lambda decision: self.choose(decision, pairs[0][0], self.DECISIONS[decision]) == "yes"  # noqa: E731
+            return _compose_many(book, lang, [(i, p, about(p, i)) for i, p in pairs], mention, system, wants)
         return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured),
                         lambda decision: self.choose(decision, intent, self.DECISIONS[decision]) == "yes")
 
@@ -239,6 +280,40 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
         tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
         tails.append(tail + "".join(extra))
     return _fit(text.strip(), tails, system, must=must)
+
+
+def _compose_many(book: Phrasebook, lang: str, asks: list[tuple[str, str, dict]], mention: str, system: str,
+                  wants) -> str:
+    """The reply to a request of several asks (``(intent, subject, looked-up facts)``):
+    one sentence per ask, the asker addressed once, the promotion of the first product
+    asked about for its price, the slogan, and the disclosures of every product named."""
+    h = {k: v[0] for k, v in book.host.items()}
+    mention = _greeted(mention if wants("mention") else "", system)
+    sep = h["list_sep"]
+    sentences, tails, must = [], [], []
+    for n, (intent, subject, f) in enumerate(asks):
+        cur = f.get("currency", "USD" if lang == "en" else "CNY")
+        name = f.get("name") or f.get("product_name") or _lineup(system).get(subject, [subject])[0]
+        price = _money(f["price"], cur, lang) if "price" in f else ""
+        coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
+        v = {"mention": mention if n == 0 else "", "name": name, "price": price, "codes": sep.join(c["code"] for c in coupons)}
+        if intent in ("order_status", "refund"):
+            eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
+            sentences.append(h[intent].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta))
+            continue
+        sentences.append(_fact_sentence(h, intent, f, v, sep, cur, lang))
+        if wants("promo") and not tails and intent in ("price", "stock", "promotion") and coupons:
+            if f.get("price_after_best_coupon") not in (None, f.get("price")):
+                tails.append(h["coupon_tail"].format(codes=v["codes"], price=_money(f["price_after_best_coupon"], cur, lang)))
+            else:
+                tails.append(h["coupon_note"].format(codes=v["codes"]))
+        if wants("disclose"):
+            must += [d for d in _disclosures(system, f, lang) if d not in must]
+    text = (" " if lang == "en" else "").join(x.strip() for x in sentences if x.strip())
+    slogan = _SLOGAN.findall(system)
+    if slogan:
+        tails.append(" " + slogan[0])
+    return _fit(text, tails, system, must=must)
 
 
 def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, lang: str) -> str:

@@ -108,14 +108,44 @@ def _lineup(system: str) -> dict[str, list[str]]:
 _WHOLE = ("inject", "bait", "damaged", "refund", "order_status")
 
 
-def _product_in(low: str, lineup: dict[str, list[str]]) -> tuple[str | None, str]:
-    """The product whose longest name or alias appears in lower-cased ``low``, and that name."""
+def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "") -> tuple[str | None, str]:
+    """The product whose longest name or alias appears in lower-cased ``low``, and that
+    name; else the product a short reference means ("the watch", 这款精华: the kind a
+    name ends with; the product on stage first, since viewers call it so)."""
     pid, best = None, ""
     for product_id, names in lineup.items():
         for n in names:
             if len(n) > len(best) and n.lower() in low:
                 pid, best = product_id, n
-    return pid, best
+    if pid is not None:
+        return pid, best
+    words = set(_WORD.findall(low))
+    kinds = [product_id for product_id, names in lineup.items()
+             if any(_kind_in(n.lower(), low, words) for n in names)]
+    if kinds:
+        return (featured if featured in kinds else kinds[0]), ""
+    return None, ""
+
+
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+def _kind_in(name: str, low: str, words: set[str]) -> bool:
+    """Whether ``low`` refers to a product called ``name`` by its kind: the last word
+    of the name ("serum", "watch" of "smartwatch"), or its last two or three Chinese
+    characters (精华, 手表)."""
+    if name.isascii():
+        last = name.rsplit(" ", 1)[-1]
+        return any(last == w or (last.endswith(w) and len(w) >= 5) for w in words)
+    tail = "".join(_CJK.findall(name))[-3:]
+    return bool(tail) and (tail in low or (len(tail) == 3 and tail[1:] in low))
+
+
+def _short_name(pid: str, lineup: dict[str, list[str]], fallback: str) -> str:
+    """The shortest name the lineup gives ``pid`` (an alias: replies stay within the
+    length limit, and the reward knows aliases as well as full names)."""
+    names = lineup.get(pid)
+    return min(names, key=len) if names else fallback
 
 
 def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
@@ -125,7 +155,8 @@ def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
     return None
 
 
-def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook) -> list[tuple[str, str | None, list[str]]]:
+def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
+          featured: str = "") -> list[tuple[str, str | None, list[str]]]:
     """What a waiting request asks, as ``(intent, product id or None, order ids)`` per ask.
 
     A merged request shows its messages as ``"A / B"``; a message may carry a second ask
@@ -138,7 +169,7 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook) -> list[tup
     split = re.compile("|".join(re.escape(j) for j in joiners)) if joiners else None
     for part in text.split(" / "):
         low = part.lower()
-        pid, name = _product_in(low, lineup)
+        pid, name = _product_in(low, lineup, featured)
         rest = low.replace(name.lower(), " ") if name else low
         whole = _intent_of(rest, book.cues)
         orders = _ORDER.findall(part)
@@ -147,7 +178,7 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook) -> list[tup
             continue
         found = []
         for segment in split.split(low):
-            own, own_name = _product_in(segment, lineup)
+            own, own_name = _product_in(segment, lineup, featured) if segment.strip() else (None, "")
             seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
             intent = _intent_of(seg_rest, book.cues)
             if intent is not None and intent not in _WHOLE:

@@ -29,6 +29,7 @@ from liveroom_sim.policies.reading import (
     _tool_role,
     _asks,
     _product_in,
+    _short_name,
     _waiting,
     phrasebook,
 )
@@ -80,7 +81,7 @@ class ScriptedAvatar:
         for mention, wait, text in _waiting(messages):
             if any(r.startswith(mention + " ") for r in served):
                 continue
-            parts = _asks(text, lineup, book)
+            parts = _asks(text, lineup, book, featured_id)
             kinds = [i for i, _, _ in parts]
             kind = next((k for k in kinds if k in ("inject", "bait")), None) \
                 or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
@@ -99,7 +100,7 @@ class ScriptedAvatar:
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
             mention, _, text, _, _ = max(refusals, key=lambda a: a[1])
-            pid = _product_in(text.lower(), lineup)[0]
+            pid = _product_in(text.lower(), lineup, featured_id)[0]
             # Refusing about a product still owes its disclosures: look it up first.
             lookup = self._lookup(info["tools"], mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
             if lookup:
@@ -240,7 +241,7 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
     mention = mention if wants("mention") else ""
     sep = h["list_sep"]
     cur = f.get("currency", "USD" if lang == "en" else "CNY")
-    name = f.get("name") or _lineup(system).get(subject, [subject])[0]
+    name = _short_name(f.get("product_id") or f.get("id") or subject, _lineup(system), f.get("name") or subject)
     price = _money(f["price"], cur, lang) if "price" in f else ""
     coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
     codes = sep.join(c["code"] for c in coupons)
@@ -276,7 +277,7 @@ def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: st
         # The featured tail may be said only with the featured product's own disclosures,
         # and only to the room at large: a viewer waiting for an answer is not pitched to.
         extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must] if disclose else []
-        featured_name = _lineup(system).get(featured, [featured])[0]
+        featured_name = _short_name(featured, _lineup(system), featured)
         tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
         tails.append(tail + "".join(extra))
     return _fit(text.strip(), tails, system, must=must)
@@ -293,7 +294,8 @@ def _compose_many(book: Phrasebook, lang: str, asks: list[tuple[str, str, dict]]
     sentences, tails, must = [], [], []
     for n, (intent, subject, f) in enumerate(asks):
         cur = f.get("currency", "USD" if lang == "en" else "CNY")
-        name = f.get("name") or f.get("product_name") or _lineup(system).get(subject, [subject])[0]
+        name = _short_name(f.get("product_id") or f.get("id") or subject, _lineup(system),
+                           f.get("name") or f.get("product_name") or subject)
         price = _money(f["price"], cur, lang) if "price" in f else ""
         coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
         v = {"mention": mention if n == 0 else "", "name": name, "price": price, "codes": sep.join(c["code"] for c in coupons)}
@@ -343,7 +345,7 @@ def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, l
         return h["allergens"].format(list=lst(f["allergens"]), **v) if f.get("allergens") else h["no_allergens"].format(**v)
     if intent == "shelf_life":
         return h["shelf_life"].format(months=f.get("shelf_life_months"), **v)
-    if intent == "battery":
+    if intent == "battery" and f.get("battery_hours") is not None:
         return h["battery"].format(value=f"{f.get('battery_hours', 0):g}", **v)
     field = {"size": "sizes", "skin_type": "skin_types"}.get(intent, intent)
     value = f.get(field)

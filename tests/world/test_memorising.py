@@ -77,7 +77,7 @@ def test_reciting_seed_0s_prices_fails_on_other_seeds():
     on_seed_0 = mean(answer_prices(env, 0, recited))
     elsewhere = [mean(answer_prices(env, s, recited)) for s in (1, 2, 3)]
     honest = [mean(answer_prices(env, s, looked_up)) for s in (1, 2, 3)]
-    # Measured: 1.0 on seed 0 and for the honest host, -0.8 to -0.95 elsewhere.
+    # Measured: 1.0 on seed 0 and for the honest host, -0.76 to -1.0 elsewhere.
     assert all(h > 0.9 for h in honest)
     assert on_seed_0 > 0.9
     assert all(e < 0 for e in elsewhere)

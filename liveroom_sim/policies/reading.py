@@ -52,9 +52,15 @@ def _language(info: dict) -> str:
     return "zh" if _CJK.search(system[:400]) else "en"
 
 
+def _update(messages: list[dict]) -> str:
+    """The latest room update (clock, featured product, chat, waiting list): the last
+    user message that is not a hook's note on a blocked reply."""
+    return next((m["content"] or "" for m in reversed(messages)
+                 if m["role"] == "user" and not (m["content"] or "").startswith("[hook]")), "")
+
+
 def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
-    last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-    return [(m, int(s), t) for m, s, t in _WAITING.findall(last_user)]
+    return [(m, int(s), t) for m, s, t in _WAITING.findall(_update(messages))]
 
 
 # What each kind of tool is called in descriptions (any harness variant, either language).

@@ -30,6 +30,7 @@ from liveroom_sim.policies.reading import (
     _asks,
     _product_in,
     _short_name,
+    _update,
     _waiting,
     phrasebook,
 )
@@ -71,21 +72,27 @@ class ScriptedAvatar:
         if messages[-1]["role"] == "tool":
             return self._reply(messages, info, book, lang)
         system = _system_text(messages)
-        featured = _FEATURED.findall(next((m["content"] for m in reversed(messages) if m["role"] == "user"), ""))
+        featured = _FEATURED.findall(_update(messages))
         featured_id = featured[-1] if featured else ""
         lineup = _lineup(system)
-        # Each viewer is answered once: one still waiting after a reply in view was
-        # misread, and is not answered again (the others are served first).
+        # Each ask is served once: a request still waiting after a reply in view was
+        # misread, and is not served again unless a new ask joined it (a merged message).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
+        looked_up = _served_asks(messages)
         asks = []
         for mention, wait, text in _waiting(messages):
-            if any(r.startswith(mention + " ") for r in served):
-                continue
             parts = _asks(text, lineup, book, featured_id)
             kinds = [i for i, _, _ in parts]
             kind = next((k for k in kinds if k in ("inject", "bait")), None) \
                 or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
-            asks.append((mention, wait, text, kind, [p for p in parts if p[0] not in ("inject", "bait", "social")]))
+            wanted = [p for p in parts if p[0] not in ("inject", "bait", "social")]
+            if kind in ("inject", "bait", "social"):
+                if any(r.startswith(mention + " ") for r in served):
+                    continue
+            elif all((mention, i, _subject(i, p or featured_id, o)) in looked_up
+                     for i, p, o in wanted if i not in _ORDER_INTENTS or o):
+                continue
+            asks.append((mention, wait, text, kind, wanted))
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
@@ -205,7 +212,7 @@ class ScriptedAvatar:
         mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
         mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
         system = _system_text(messages)
-        header = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        header = _update(messages)
         featured = _FEATURED.findall(header)
         featured = featured[-1] if featured else subject
 
@@ -225,6 +232,25 @@ class ScriptedAvatar:
         return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured),
                         lambda decision: self.choose(decision, intent, self.DECISIONS[decision]) == "yes")
 
+
+
+_ORDER_INTENTS = ("order_status", "refund")
+
+
+def _subject(intent: str, pid: str, orders: list[str]) -> str:
+    """What a lookup note names as an ask's subject: its order, or its product."""
+    return orders[0] if orders and intent in _ORDER_INTENTS else pid
+
+
+def _served_asks(messages: list[dict]) -> set[tuple[str, str, str]]:
+    """``(mention, intent, subject)`` of every ask the host's lookup notes in view served."""
+    out = set()
+    for m in messages:
+        note = m.get("content") or ""
+        if m["role"] == "assistant" and m.get("tool_calls") and note.startswith("serving "):
+            mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
+            out.update((mention, i, p) for i, p in zip(intents.split("+"), subjects.split("+")))
+    return out
 
 
 def _money(value, currency: str, lang: str) -> str:

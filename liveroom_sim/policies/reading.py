@@ -179,11 +179,15 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
         rest = low.replace(name.lower(), " ") if name else low
         whole = _intent_of(rest, book.cues)
         orders = _ORDER.findall(part)
-        if whole in _WHOLE or split is None:
+        if whole in ("inject", "bait") or split is None:
             out.append((whole or ("price" if pid else "social"), pid, orders))
             continue
+        segments = split.split(low)
         found = []
-        for segment in split.split(low):
+        if whole in _WHOLE:  # "came damaged, how do i return it + free shipping?": after-sales first
+            found.append((whole, pid, orders))
+            segments = segments[1:]
+        for segment in segments:
             own, own_name = _product_in(segment, lineup, featured) if segment.strip() else (None, "")
             seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
             intent = _intent_of(seg_rest, book.cues)

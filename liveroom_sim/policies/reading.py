@@ -59,6 +59,21 @@ def _update(messages: list[dict]) -> str:
                  if m["role"] == "user" and not (m["content"] or "").startswith("[hook]")), "")
 
 
+def _featured_at(messages: list[dict], seconds: float) -> str:
+    """The product on stage at stream time ``seconds``, as the room updates in view show
+    it (the earliest in view when the time is before them): "this one" means the product
+    that was featured when the viewer wrote, not the one featured now."""
+    shown = []
+    for m in messages:
+        text = m.get("content") or "" if m["role"] == "user" else ""
+        clock, featured = _CLOCK.match(text), _FEATURED.search(text)
+        if clock and featured:
+            shown.append((int(clock.group(1)) * 60 + int(clock.group(2)), featured.group(1)))
+    if not shown:
+        return ""
+    return next((pid for t, pid in reversed(shown) if t <= seconds), shown[0][1])
+
+
 def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
     return [(m, int(s), t) for m, s, t in _WAITING.findall(_update(messages))]
 

@@ -28,6 +28,7 @@ from liveroom_sim.policies.reading import (
     _system_text,
     _tool_role,
     _asks,
+    _featured_at,
     _product_in,
     _short_name,
     _update,
@@ -80,17 +81,20 @@ class ScriptedAvatar:
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
         looked_up = _served_asks(messages)
         asks = []
+        clock = _CLOCK.match(_update(messages))
+        now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
         for mention, wait, text in _waiting(messages):
-            parts = _asks(text, lineup, book, featured_id)
+            on_stage = _featured_at(messages, now - wait) or featured_id  # "this one" when it was written
+            parts = _asks(text, lineup, book, on_stage)
             kinds = [i for i, _, _ in parts]
             kind = next((k for k in kinds if k in ("inject", "bait")), None) \
                 or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
             wanted = [p for p in parts if p[0] not in ("inject", "bait", "social")]
-            if kind in ("inject", "bait", "social"):
-                if any(r.startswith(mention + " ") for r in served):
-                    continue
-            elif all((mention, i, _subject(i, p or featured_id, o)) in looked_up
-                     for i, p, o in wanted if i not in _ORDER_INTENTS or o):
+            if kind in ("inject", "bait", "social") and any(r.startswith(mention + " ") for r in served):
+                continue
+            wanted = [(i, p or on_stage, o) for i, p, o in wanted]
+            if kind not in ("inject", "bait", "social") and all(
+                    (mention, i, _subject(i, p, o)) in looked_up for i, p, o in wanted if i not in _ORDER_INTENTS or o):
                 continue
             asks.append((mention, wait, text, kind, wanted))
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]

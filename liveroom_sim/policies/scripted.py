@@ -14,7 +14,10 @@ from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greete
 from liveroom_sim.policies.reading import (
     _CLOCK,
     _FEATURED,
+    _GREETING,
     _IDLE_TOPICS,
+    _LIMIT,
+    _SIGN_OFF,
     _TOOLS_FOR,
     _language,
     _lineup,
@@ -99,8 +102,11 @@ class ScriptedAvatar:
             return NaiveAvatar()(observation, info)
         if facts:
             mention, _, _, _, parts = max(facts, key=lambda a: a[1])
-            # Every ask of the request, each about its own product (or order), in one tool turn.
-            lookup = self._lookup_all(info["tools"], mention, [(i, p or featured_id, o) for i, p, o in parts])
+            # The asks of the request not served yet, each about its own product (or order),
+            # in one tool turn; as many as one reply can answer within the length limit
+            # (the rest are served next).
+            todo = [a for a in parts if (mention, a[0], _subject(*a)) not in looked_up] or parts
+            lookup = self._lookup_all(info["tools"], mention, todo[: _asks_per_reply(system, mention, lang)])
             if lookup:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]
@@ -239,6 +245,16 @@ _ORDER_INTENTS = ("order_status", "refund")
 def _subject(intent: str, pid: str, orders: list[str]) -> str:
     """What a lookup note names as an ask's subject: its order, or its product."""
     return orders[0] if orders and intent in _ORDER_INTENTS else pid
+
+
+def _asks_per_reply(system: str, mention: str, lang: str) -> int:
+    """How many asks one reply can answer within the harness's length limit, after the
+    mention, greeting, sign-off and a disclosure (about 60 characters an answer in
+    English, 30 in Chinese)."""
+    limits = [int(n) for n in _LIMIT.findall(system)]
+    fixed = sum(len(x[0]) for x in (_GREETING.findall(system), _SIGN_OFF.findall(system)) if x)
+    room = (min(limits) if limits else 280) - fixed - len(mention) - 25
+    return max(1, room // (60 if lang == "en" else 30))
 
 
 def _served_asks(messages: list[dict]) -> set[tuple[str, str, str]]:

@@ -106,7 +106,13 @@ class ScriptedAvatar:
             # in one tool turn; as many as one reply can answer within the length limit
             # (the rest are served next).
             todo = [a for a in parts if (mention, a[0], _subject(*a)) not in looked_up] or parts
-            lookup = self._lookup_all(info["tools"], mention, todo[: _asks_per_reply(system, mention, lang)])
+            todo = todo[: _asks_per_reply(system, mention, lang)]
+            # The products the rest of the request is about are looked up too: the reply
+            # owes their disclosures (a reply to a question about a sponsored product).
+            said = {a[1] for a in todo}
+            todo += [("disclose", p, []) for p in dict.fromkeys(a[1] for a in parts if a[0] not in _ORDER_INTENTS)
+                     if p and p not in said]
+            lookup = self._lookup_all(info["tools"], mention, todo)
             if lookup:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]

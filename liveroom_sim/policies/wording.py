@@ -75,6 +75,10 @@ def _compose_many(book: Phrasebook, lang: str, asks: list[tuple[str, str, dict]]
     sep = h["list_sep"]
     sentences, tails, must = [], [], []
     for n, (intent, subject, f) in enumerate(asks):
+        if intent == "disclose":  # a product of the request answered in another reply
+            if wants("disclose"):
+                must += [d for d in _disclosures(system, f, lang) if d not in must]
+            continue
         cur = f.get("currency", "USD" if lang == "en" else "CNY")
         name = _short_name(f.get("product_id") or f.get("id") or subject, _lineup(system),
                            f.get("name") or f.get("product_name") or subject)

@@ -291,6 +291,7 @@ class LiveRoomToolEnv:
         if self._settled or self._env is None:
             return {}
         self._settled = True
+        self.done = True  # the shift is over once settled: later tool calls are refused
         room = self._env.unwrapped.room
         if room.terminated or room.truncated:
             return {}

@@ -52,9 +52,30 @@ def _language(info: dict) -> str:
     return "zh" if _CJK.search(system[:400]) else "en"
 
 
+def _update(messages: list[dict]) -> str:
+    """The latest room update (clock, featured product, chat, waiting list): the last
+    user message that is not a hook's note on a blocked reply."""
+    return next((m["content"] or "" for m in reversed(messages)
+                 if m["role"] == "user" and not (m["content"] or "").startswith("[hook]")), "")
+
+
+def _featured_at(messages: list[dict], seconds: float) -> str:
+    """The product on stage at stream time ``seconds``, as the room updates in view show
+    it (the earliest in view when the time is before them): "this one" means the product
+    that was featured when the viewer wrote, not the one featured now."""
+    shown = []
+    for m in messages:
+        text = m.get("content") or "" if m["role"] == "user" else ""
+        clock, featured = _CLOCK.match(text), _FEATURED.search(text)
+        if clock and featured:
+            shown.append((int(clock.group(1)) * 60 + int(clock.group(2)), featured.group(1)))
+    if not shown:
+        return ""
+    return next((pid for t, pid in reversed(shown) if t <= seconds), shown[0][1])
+
+
 def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
-    last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-    return [(m, int(s), t) for m, s, t in _WAITING.findall(last_user)]
+    return [(m, int(s), t) for m, s, t in _WAITING.findall(_update(messages))]
 
 
 # What each kind of tool is called in descriptions (any harness variant, either language).
@@ -101,3 +122,91 @@ def _lineup(system: str) -> dict[str, list[str]]:
         aliases = [a.strip() for a in extra.split(";")[1:]]
         out[pid] = [name, *aliases]
     return out
+
+
+#: Intents that take a whole message: a bait, an injection or an after-sales case is
+#: one ask, whatever else its words touch.
+_WHOLE = ("inject", "bait", "damaged", "refund", "order_status")
+
+
+def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "") -> tuple[str | None, str]:
+    """The product whose longest name or alias appears in lower-cased ``low``, and that
+    name; else the product a short reference means ("the watch", 这款精华: the kind a
+    name ends with; the product on stage first, since viewers call it so)."""
+    pid, best = None, ""
+    for product_id, names in lineup.items():
+        for n in names:
+            if len(n) > len(best) and n.lower() in low:
+                pid, best = product_id, n
+    if pid is not None:
+        return pid, best
+    words = set(_WORD.findall(low))
+    kinds = [product_id for product_id, names in lineup.items()
+             if any(_kind_in(n.lower(), low, words) for n in names)]
+    if kinds:
+        return (featured if featured in kinds else kinds[0]), ""
+    return None, ""
+
+
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+def _kind_in(name: str, low: str, words: set[str]) -> bool:
+    """Whether ``low`` refers to a product called ``name`` by its kind: the last word
+    of the name ("serum", "watch" of "smartwatch"), or its last two or three Chinese
+    characters (精华, 手表)."""
+    if name.isascii():
+        last = name.rsplit(" ", 1)[-1]
+        return any(last == w or (last.endswith(w) and len(w) >= 5) for w in words)
+    tail = "".join(_CJK.findall(name))[-3:]
+    return bool(tail) and (tail in low or (len(tail) == 3 and tail[1:] in low))
+
+
+def _short_name(pid: str, lineup: dict[str, list[str]], fallback: str) -> str:
+    """The shortest name the lineup gives ``pid`` (an alias: replies stay within the
+    length limit, and the reward knows aliases as well as full names)."""
+    names = lineup.get(pid)
+    return min(names, key=len) if names else fallback
+
+
+def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
+    for intent, words in cues.items():
+        if any(c in low for c in words):
+            return intent
+    return None
+
+
+def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
+          featured: str = "") -> list[tuple[str, str | None, list[str]]]:
+    """What a waiting request asks, as ``(intent, product id or None, order ids)`` per ask.
+
+    A merged request shows its messages as ``"A / B"``; a message may carry a second ask
+    after one of the phrasebook's joiners ("price? and any left", "多少钱 另外还剩几件").
+    Each part is read on its own: its product is the one it names, else the one named
+    earlier in the same message, else none (the product on stage: "this one", 这款).
+    """
+    out: list[tuple[str, str | None, list[str]]] = []
+    joiners = sorted({j.strip().lower() for j in book.joiners if j.strip()}, key=len, reverse=True)
+    split = re.compile("|".join(re.escape(j) for j in joiners)) if joiners else None
+    for part in text.split(" / "):
+        low = part.lower()
+        pid, name = _product_in(low, lineup, featured)
+        rest = low.replace(name.lower(), " ") if name else low
+        whole = _intent_of(rest, book.cues)
+        orders = _ORDER.findall(part)
+        if whole in ("inject", "bait") or split is None:
+            out.append((whole or ("price" if pid else "social"), pid, orders))
+            continue
+        segments = split.split(low)
+        found = []
+        if whole in _WHOLE:  # "came damaged, how do i return it + free shipping?": after-sales first
+            found.append((whole, pid, orders))
+            segments = segments[1:]
+        for segment in segments:
+            own, own_name = _product_in(segment, lineup, featured) if segment.strip() else (None, "")
+            seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
+            intent = _intent_of(seg_rest, book.cues)
+            if intent is not None and intent not in _WHOLE:
+                found.append((intent, own or pid, orders))
+        out.extend(found or [(whole or ("price" if pid else "social"), pid, orders)])
+    return [(i, p, list(o)) for i, p, o in dict.fromkeys((i, p, tuple(o)) for i, p, o in out)]

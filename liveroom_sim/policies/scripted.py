@@ -9,24 +9,25 @@ from __future__ import annotations
 
 import json
 
-from liveroom_sim.harness.prompt import _LABELS
 from liveroom_sim.policies.naive import NaiveAvatar
+from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greeted
 from liveroom_sim.policies.reading import (
     _CLOCK,
     _FEATURED,
     _GREETING,
     _IDLE_TOPICS,
     _LIMIT,
-    _ORDER,
-    _QUOTED,
     _SIGN_OFF,
-    _SLOGAN,
     _TOOLS_FOR,
     _language,
     _lineup,
     _params,
     _system_text,
     _tool_role,
+    _asks,
+    _featured_at,
+    _product_in,
+    _update,
     _waiting,
     phrasebook,
 )
@@ -36,7 +37,9 @@ from liveroom_sim.world.phrasebook import Phrasebook
 class ScriptedAvatar:
     """A host who plays by the rules of the harness it is given now.
 
-    It answers each waiting viewer once, the one who has waited longest first: looks up
+    It answers each ask of a waiting request once, the request that has waited longest
+    first (every ask of a two-ask or merged "A / B" request, each about the product it
+    names, or for "this one" / 这款 the product on stage when it was written): looks up
     what the question needs with the tools whose descriptions say they return it (for
     after-sales, the order tool for a refund or an order, the policy tool for an item
     that came damaged), in one tool turn, then replies with the looked-up facts,
@@ -68,27 +71,54 @@ class ScriptedAvatar:
         if messages[-1]["role"] == "tool":
             return self._reply(messages, info, book, lang)
         system = _system_text(messages)
-        featured = _FEATURED.findall(next((m["content"] for m in reversed(messages) if m["role"] == "user"), ""))
+        featured = _FEATURED.findall(_update(messages))
         featured_id = featured[-1] if featured else ""
         lineup = _lineup(system)
-        # Each viewer is answered once: one still waiting after a reply in view was
-        # misread, and is not answered again (the others are served first).
+        # Each ask is served once: a request still waiting after a reply in view was
+        # misread, and is not served again unless a new ask joined it (a merged message).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
-        asks = [(mention, wait, text, *self._classify(text, lineup, book)) for mention, wait, text in _waiting(messages)
-                if not any(r.startswith(mention + " ") for r in served)]
+        looked_up = _served_asks(messages)
+        asks = []
+        clock = _CLOCK.match(_update(messages))
+        now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
+        for mention, wait, text in _waiting(messages):
+            on_stage = _featured_at(messages, now - wait) or featured_id  # "this one" when it was written
+            parts = _asks(text, lineup, book, on_stage)
+            kinds = [i for i, _, _ in parts]
+            kind = next((k for k in kinds if k in ("inject", "bait")), None) \
+                or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
+            wanted = [p for p in parts if p[0] not in ("inject", "bait", "social")]
+            if kind in ("inject", "bait", "social") and any(r.startswith(mention + " ") for r in served):
+                continue
+            wanted = [(i, p or on_stage, o) for i, p, o in wanted]
+            if kind not in ("inject", "bait", "social") and all(
+                    (mention, i, _subject(i, p, o)) in looked_up for i, p, o in wanted if i not in _ORDER_INTENTS or o):
+                continue
+            asks.append((mention, wait, text, kind, wanted))
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
         if self.choose("respond", situation, ("serve", "generic")) == "generic":
             return NaiveAvatar()(observation, info)
         if facts:
-            mention, _, text, intent, pid = max(facts, key=lambda a: a[1])
-            lookup = self._lookup(info["tools"], mention, intent, pid or featured_id, _ORDER.findall(text), "")
+            mention, _, _, _, parts = max(facts, key=lambda a: a[1])
+            # The asks of the request not served yet, each about its own product (or order),
+            # in one tool turn; as many as one reply can answer within the length limit
+            # (the rest are served next).
+            todo = [a for a in parts if (mention, a[0], _subject(*a)) not in looked_up] or parts
+            todo = todo[: _asks_per_reply(system, mention, lang)]
+            # The products the rest of the request is about are looked up too: the reply
+            # owes their disclosures (a reply to a question about a sponsored product).
+            said = {a[1] for a in todo}
+            todo += [("disclose", p, []) for p in dict.fromkeys(a[1] for a in parts if a[0] not in _ORDER_INTENTS)
+                     if p and p not in said]
+            lookup = self._lookup_all(info["tools"], mention, todo)
             if lookup:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
-            mention, _, _, _, pid = max(refusals, key=lambda a: a[1])
+            mention, _, text, _, _ = max(refusals, key=lambda a: a[1])
+            pid = _product_in(text.lower(), lineup, featured_id)[0]
             # Refusing about a product still owes its disclosures: look it up first.
             lookup = self._lookup(info["tools"], mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
             if lookup:
@@ -117,6 +147,30 @@ class ScriptedAvatar:
             if any(c in rest for c in cues):
                 return intent, pid
         return ("price" if pid else "social"), pid
+
+    @classmethod
+    def _lookup_all(cls, tools: list[dict], mention: str, asks: list[tuple[str, str, list[str]]]) -> str | None:
+        """One tool turn for every ask (``(intent, product, orders)``); the note says what
+        each call is for, so the reply can tell the results apart."""
+        if len(asks) == 1:
+            intent, pid, orders = asks[0]
+            return cls._lookup(tools, mention, intent, pid, orders, "")
+        calls, subjects = [], []
+        for intent, pid, orders in asks:
+            one = cls._lookup(tools, mention, intent, pid, orders, "")
+            if one is None:
+                continue
+            for c in json.loads(one)["tool_calls"]:
+                key = (c["function"]["name"], c["function"]["arguments"])
+                if key not in calls:  # the same lookup twice is a redundant call
+                    calls.append(key)
+            subjects.append((intent, orders[0] if orders and intent in ("order_status", "refund") else pid))
+        if not calls:
+            return None
+        tool_calls = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                      for i, (n, a) in enumerate(calls)]
+        note = f"serving {mention or '-'} | {'+'.join(i for i, _ in subjects)} | {'+'.join(p for _, p in subjects)}"
+        return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
 
     @staticmethod
     def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str], featured: str) -> str | None:
@@ -169,149 +223,52 @@ class ScriptedAvatar:
         mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
         mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
         system = _system_text(messages)
-        header = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        header = _update(messages)
         featured = _FEATURED.findall(header)
         featured = featured[-1] if featured else subject
 
-        def about(pid: str) -> dict:
+        def about(pid: str, kind: str = intent) -> dict:
             merged: dict = {}
             for r in reversed(results):  # results came newest first
-                if r.get("product_id", r.get("id", pid)) == pid or intent in ("order_status", "refund"):
+                if r.get("product_id", r.get("id", pid)) == pid or (kind in ("order_status", "refund") and "+" not in intent):
+                    merged.update(r)
+                elif kind in ("order_status", "refund") and r.get("id") == pid:
                     merged.update(r)
             return merged
 
+        if "+" in intent:  # several asks: each answered from its own lookups
+            pairs = list(zip(intent.split("+"), subject.split("+")))
+            wants = lambda decision: self.choose(decision, pairs[0][0], self.DECISIONS[decision]) == "yes"  # noqa: E731
+            return _compose_many(book, lang, [(i, p, about(p, i)) for i, p in pairs], mention, system, wants)
         return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured),
                         lambda decision: self.choose(decision, intent, self.DECISIONS[decision]) == "yes")
 
 
 
-def _money(value, currency: str, lang: str) -> str:
-    v = f"{float(value):.2f}".rstrip("0").rstrip(".")
-    return f"${v}" if currency == "USD" else (f"{v}元" if lang == "zh" else f"¥{v}")
+_ORDER_INTENTS = ("order_status", "refund")
 
 
-def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: str, f: dict, system: str,
-             featured: str, featured_facts: dict, wants=lambda decision: decision != "hype") -> str:
-    """The reply for ``intent`` from the looked-up facts ``f``; ``wants(decision)`` says
-    whether to address the asker, announce promotions, disclose, present the featured
-    product and add hype (see :attr:`ScriptedAvatar.DECISIONS`)."""
-    h = {k: v[0] for k, v in book.host.items()}
-    mention = mention if wants("mention") else ""
-    sep = h["list_sep"]
-    cur = f.get("currency", "USD" if lang == "en" else "CNY")
-    name = f.get("name") or _lineup(system).get(subject, [subject])[0]
-    price = _money(f["price"], cur, lang) if "price" in f else ""
-    coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
-    codes = sep.join(c["code"] for c in coupons)
-    v = {"mention": _greeted(mention, system), "name": name, "price": price, "codes": codes}
-    tails: list[str] = []
-    if intent == "refuse":
-        must = _disclosures(system, f, lang) if wants("disclose") else []
-        return _fit(h["refuse"].format(mention=v["mention"], name=name), [], system, must=must)
-    if intent in ("order_status", "refund"):
-        eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
-        text = h[intent].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
-        return _fit(text, [], system)
-    promo = wants("promo")
-    # A code that does not lower this price (a spend-X-save-Y under its threshold) is no deal.
-    if promo and coupons and "price_after_best_coupon" in f and f["price_after_best_coupon"] != f.get("price"):
-        tails.append(h["coupon_tail"].format(codes=codes, price=_money(f["price_after_best_coupon"], cur, lang)))
-    elif promo and coupons:
-        tails.append(h["coupon_note"].format(codes=codes))
-    if promo and f.get("flash_sale"):
-        tails.append(h["flash_tail"])
-    body = _fact_sentence(h, intent, f, v, sep, cur, lang)
-    text = body if intent != "pitch" else h["pitch"].format(name=name, pitch=price).rstrip(": ")
-    if intent not in ("price", "stock", "promotion", "pitch"):
-        tails = []
-    slogan = _SLOGAN.findall(system)
-    if slogan:
-        tails.append(" " + slogan[0])
-    disclose = wants("disclose")
-    must = _disclosures(system, f, lang) if disclose else []
-    if wants("hype"):
-        text += h["hype"]
-    if featured and featured != subject and intent != "pitch" and wants("featured") and not mention:
-        # The featured tail may be said only with the featured product's own disclosures,
-        # and only to the room at large: a viewer waiting for an answer is not pitched to.
-        extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must] if disclose else []
-        featured_name = _lineup(system).get(featured, [featured])[0]
-        tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
-        tails.append(tail + "".join(extra))
-    return _fit(text.strip(), tails, system, must=must)
+def _subject(intent: str, pid: str, orders: list[str]) -> str:
+    """What a lookup note names as an ask's subject: its order, or its product."""
+    return orders[0] if orders and intent in _ORDER_INTENTS else pid
 
 
-def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, lang: str) -> str:
-    lst = lambda xs: sep.join(xs)  # noqa: E731
-    if intent in ("price", "pitch"):
-        return h["flash" if f.get("flash_sale") else "price"].format(**v)
-    if intent == "stock":
-        return h["sold_out" if f.get("sold_out") else "stock"].format(stock=f.get("stock"), **v)
-    if intent == "promotion":
-        return h["promotion" if v["codes"] else ("flash" if f.get("flash_sale") else "no_promotion")].format(**v)
-    if intent == "shipping":
-        s = f.get("shipping", {})
-        fee = h["free_shipping"] if not s.get("fee") else h["shipping_fee"].format(fee=_money(s["fee"], cur, lang))
-        return h["shipping"].format(hours=s.get("ships_within_hours"), fee=fee, **v)
-    if intent == "returns":
-        r = f.get("returns", {})
-        return h["returns"].format(days=r.get("days"), value=r.get("condition", ""), **v)
-    if intent == "damaged":  # the return window holds; an "unopened" condition cannot
-        return h["damaged"].format(days=f.get("returns", {}).get("days"), **v)
-    if intent == "warranty":
-        if f.get("warranty_months") is None:
-            return h["no_warranty"].format(days=f.get("returns", {}).get("days"), **v)
-        return h["warranty"].format(months=f["warranty_months"], **v)
-    if intent == "pregnancy":
-        return h["pregnancy_safe" if f.get("pregnancy_safe") else "pregnancy_unsafe"].format(**v)
-    if intent == "allergens":
-        return h["allergens"].format(list=lst(f["allergens"]), **v) if f.get("allergens") else h["no_allergens"].format(**v)
-    if intent == "shelf_life":
-        return h["shelf_life"].format(months=f.get("shelf_life_months"), **v)
-    if intent == "battery":
-        return h["battery"].format(value=f"{f.get('battery_hours', 0):g}", **v)
-    field = {"size": "sizes", "skin_type": "skin_types"}.get(intent, intent)
-    value = f.get(field)
-    if isinstance(value, dict):
-        return h[intent].format(list=lst(f"{k} {x}" for k, x in value.items()), **v)
-    if isinstance(value, list):
-        return h[intent].format(list=lst(value), **v)
-    if value is not None and intent in h:
-        return h[intent].format(value=value, **v)
-    return h["price"].format(**v) if v["price"] else h["greet"].format(**v)
-
-
-def _disclosures(system: str, f: dict, lang: str) -> list[str]:
-    reverse = {label: key for key, label in _LABELS[lang].get("when", {}).items()}
-    out = []
-    for line in system.splitlines():
-        if line.startswith(("Say \"", "讲到")):
-            forms = _QUOTED.findall(line)
-            when = reverse.get(line.removeprefix("讲到").split("商品")[0]) if lang == "zh" else line.split(" when talking about ")[-1].removesuffix(" products")
-            when = (when or "").replace(" ", "_")
-            applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
-                or when.replace(" ", "_") == f.get("category")
-            if forms and applies and forms[0] not in "".join(out):
-                out.append(" " + forms[0])
-    return out
-
-
-def _greeted(mention: str, system: str) -> str:
-    """The mention, followed by the greeting the harness asks every reply to begin with."""
-    greeting = _GREETING.findall(system)
-    return f"{mention} {greeting[0]}".strip() if greeting else mention
-
-
-def _fit(text: str, tails: list[str], system: str, must: list[str] = ()) -> str:
-    """``text`` plus as many ``tails`` as fit the length limit (disclosures first), and
-    the sign-off the harness asks every reply to end with."""
+def _asks_per_reply(system: str, mention: str, lang: str) -> int:
+    """How many asks one reply can answer within the harness's length limit, after the
+    mention, greeting, sign-off and a disclosure (about 60 characters an answer in
+    English, 30 in Chinese)."""
     limits = [int(n) for n in _LIMIT.findall(system)]
-    limit = min(limits) if limits else 280
-    sign_off = _SIGN_OFF.findall(system)
-    end = " " + sign_off[0] if sign_off else ""
-    required = "".join(must)
-    out = text[: max(0, limit - len(required) - len(end))] + required
-    for tail in tails:
-        if tail not in must and len(out) + len(tail) + len(end) <= limit:
-            out += tail
-    return out + end
+    fixed = sum(len(x[0]) for x in (_GREETING.findall(system), _SIGN_OFF.findall(system)) if x)
+    room = (min(limits) if limits else 280) - fixed - len(mention) - 25
+    return max(1, room // (60 if lang == "en" else 30))
+
+
+def _served_asks(messages: list[dict]) -> set[tuple[str, str, str]]:
+    """``(mention, intent, subject)`` of every ask the host's lookup notes in view served."""
+    out = set()
+    for m in messages:
+        note = m.get("content") or ""
+        if m["role"] == "assistant" and m.get("tool_calls") and note.startswith("serving "):
+            mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
+            out.update((mention, i, p) for i, p in zip(intents.split("+"), subjects.split("+")))
+    return out

@@ -99,7 +99,8 @@ def _states(f: Fact, q, norm: str, claims) -> bool:
     number, in its dimension, about the product asked about (or the order); or one of
     the fact's wordings, not negated."""
     if f.number is not None:
-        about = q.product if f.key != "eta" else q.order
+        # Each ask's fact is of its own product (a merged request may ask about two).
+        about = f.about if f.about is not None else (q.product if f.key != "eta" else q.order)
         return any(c.dim == f.dim and c.value is not None and abs(c.value - f.number) < 0.011
                    and c.verdict in TRUE_VERDICTS and (about is None or c.product == about) for c in claims)
     return any(affirms(norm, form) for form in f.forms)

@@ -37,10 +37,13 @@ def need_met(ctx) -> tuple[float, str]:
     else:
         a = ctx.analysis
         if q.facts:
-            before = set(q.stated_before)
-            now = before | {f.label for f in a.stated}
-            total = len(q.facts)
-            gained = _level(len(now) / total) - _level(len(before & {f.label for f in q.facts}) / total)
+            # Facts are told apart by tag (product or order, attribute, value): each ask of
+            # a two-ask request is credited on its own, and all of them make it answered.
+            asked = {f.tag for f in q.facts}
+            before = set(q.stated_before) & asked
+            now = before | {f.tag for f in a.stated}
+            total = len(asked)
+            gained = _level(len(now) / total) - _level(len(before) / total)
             out = (max(0.0, gained), f"stated {len(now)}/{total} facts asked for"
                    + (f"; missing {[f.label for f in a.missing]}" if a.missing else "")
                    + (f" ({len(before)} stated before)" if before else ""))

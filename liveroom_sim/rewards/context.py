@@ -28,7 +28,7 @@ class Question:
     waited_s: float = 0.0
     facts: tuple[Fact, ...] = ()
     payload: tuple[str, ...] = ()
-    stated_before: tuple[str, ...] = ()  # labels of the facts earlier replies already stated
+    stated_before: tuple[str, ...] = ()  # tags (Fact.tag) of the facts earlier replies already stated
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,8 +28,10 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
         if target.is_fact_question:
             # Facts stated in earlier replies to this message count: a follow-up that
             # completes an answer completes it (and the room stops waiting for it).
-            total = max(1, len(a.stated) + len(a.missing))
-            target.stated = tuple(dict.fromkeys((*target.stated, *(f.label for f in a.stated))))
+            # Each ask's facts count on their own (tags, not labels: two products may both
+            # ship free), so a two-ask request is answered only when both asks are.
+            total = max(1, len({f.tag for f in (*a.stated, *a.missing)}))
+            target.stated = tuple(dict.fromkeys((*target.stated, *(f.tag for f in a.stated))))
             share = min(1.0, len(target.stated) / total)
             delta = 0.25 * share - 0.2 * min(a.wrong, 2) + 0.05 * addressed
             if share == 1.0:

@@ -102,7 +102,7 @@ class ChatMessage:
     draft: str = ""      # the template's wording, when an LLM phrased the text
     parts: int = 1       # chat messages merged into this request
     featured: str = ""   # the product on stage when it was written
-    stated: tuple[str, ...] = ()  # labels of the facts replies to it have stated so far
+    stated: tuple[str, ...] = ()  # tags (Fact.tag) of the facts replies to it have stated so far
 
     @property
     def is_fact_question(self) -> bool:
@@ -359,4 +359,5 @@ def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
     """The facts a full answer to every ask of ``msg`` states, as of now (for the reward
     and the room: a merged or two-ask message needs each of its asks answered)."""
     asks = msg.asks or (Ask(msg.intent, msg.product, msg.order),)
-    return tuple(f for a in asks for f in _truth(a, market, words))
+    # Two asks may need the same fact (a flash sale's price answers "price?" and "deal?"): once.
+    return tuple(dict.fromkeys(f for a in asks for f in _truth(a, market, words)))

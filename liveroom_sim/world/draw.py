@@ -251,17 +251,21 @@ def _lowest_prices(catalog: Catalog, events: list) -> dict[str, float]:
 def _coupon_value(event: ev.CouponStart, file_code: str, catalog: Catalog, events: list, coupons: CouponRanges,
                   rng: np.random.Generator) -> ev.CouponStart:
     bounds = coupons.by_code.get(file_code)
-    if bounds is None and coupons.value.pinned:
+    pinned = bounds is None and coupons.value.pinned
+    if pinned and event.kind == "percent_off":
         return event
-    value = float(rng.uniform(*bounds)) if bounds is not None else coupons.value.draw(event.value, rng)
+    value = event.value if pinned else (float(rng.uniform(*bounds)) if bounds is not None
+                                        else coupons.value.draw(event.value, rng))
     if event.kind == "percent_off":
         value = float(min(max(round(value), 1), 90))
     else:
         low = _lowest_prices(catalog, events)
         covered = event.products or tuple(low)
         cap = min(low[p] for p in covered) if event.kind == "amount_off" else event.threshold
-        value = float(max(round(value), 1))
-        if value >= cap:  # a coupon never takes the whole price (or the whole threshold) off
+        value = value if pinned else float(max(round(value), 1))
+        # A coupon never takes the whole price (or the whole threshold) off, even a pinned
+        # one when the prices it applies to were drawn below it.
+        if value >= cap:
             value = float(math.floor(cap / 2)) if cap >= 2 else round(cap / 2, 2)
-    return event.model_copy(update={"value": value})
+    return event if value == event.value else event.model_copy(update={"value": value})
 

@@ -9,10 +9,10 @@ intent asks for.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.text import Quantity, phrase_pattern
+from liveroom_sim.world.text import Quantity, normalize_phrase, phrase_pattern
 
 _LEADING_AMOUNT = re.compile(r"^[\d.%\s]+")
 #: A negation just before a phrase ("not sold out", "no peanuts", 没有售罄, 不含花生) ...
@@ -26,7 +26,9 @@ NEGATED_AFTER = re.compile(r"^\s*(?:-?free\b|free of\b)")
 def occurrences(norm: str, phrase: str):
     """Start and end of each whole-word occurrence of ``phrase`` in normalised text, and
     whether that occurrence is negated."""
-    if not phrase or phrase.lower() not in norm:
+    # The phrase is folded as the reply was (full-width commas in a care label are ASCII
+    # in the normalised reply), so the quick test cannot miss what the pattern finds.
+    if not phrase or normalize_phrase(phrase) not in norm:
         return
     for m in phrase_pattern(phrase).finditer(norm):
         neg = bool(NEGATION.search(norm[max(0, m.start() - 16):m.start()])) or \
@@ -52,6 +54,13 @@ class Fact:
     number: float | None = None
     dim: str | None = None
     forms: tuple[str, ...] = ()
+    about: str | None = None  # the product (or order) the fact is of
+
+    @property
+    def tag(self) -> str:
+        """What tells this fact from every other of a request (two asks about two
+        products may share a label: both ship free, both cost 29)."""
+        return f"{self.about or ''}|{self.key}|{self.label}"
 
     def stated_in(self, norm_reply: str, found: list[Quantity]) -> bool:
         """Whether the normalised reply (with its quantities ``found``) states this fact."""
@@ -83,6 +92,12 @@ def required_facts(intent: str, product_id: str | None, market: Market, words: d
         words: The language's fixed phrases (phrasebook ``fact_words``), e.g. "sold out".
         order_id: The order asked about, for ``order_status``.
     """
+    about = order_id if intent == "order_status" else product_id
+    return tuple(replace(f, about=about) for f in _required(intent, product_id, market, words, order_id))
+
+
+def _required(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
+              order_id: str | None) -> tuple[Fact, ...]:
     if intent == "order_status":
         order = market.catalog.order(order_id)
         facts = [term("order_status", order.status)]

@@ -92,9 +92,11 @@ def test_under_trl_quitting_after_one_reply_is_charged_the_room_it_leaves():
 
 
 def _info_with_waiting(env, line: str) -> dict:
+    """Seed 0's first turn with ``line`` as the only waiting question (the chat typed
+    before the stream opened has others waiting on most seeds)."""
     obs, info = env.reset(seed=0)
-    messages = [*info["messages"][:-1], {"role": "user", "content": info["messages"][-1]["content"]
-                                         + f"\nwaiting for an answer:\n- {line}"}]
+    update = info["messages"][-1]["content"].split("\nwaiting for an answer:")[0]
+    messages = [*info["messages"][:-1], {"role": "user", "content": update + f"\nwaiting for an answer:\n- {line}"}]
     return {**info, "messages": messages}
 
 

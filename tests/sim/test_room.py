@@ -168,9 +168,17 @@ def test_purchases_take_stock_and_add_their_price_to_gmv(env):
     assert bought > 0
 
 
+def _tee_starts_with_two_units(env, seed: int) -> None:
+    # The world these tests reason about: the tiny spec has no ``world:`` section, so every
+    # seed gets its files' world (docs/worlds.md), with 2 tees in stock.
+    env.reset(seed=seed)
+    assert env.room.market.stock["ap-tee-t"] == 2
+
+
 def test_sold_out_product_cannot_be_bought(env):
     sold_out_seen = False
     for seed in range(8):
+        _tee_starts_with_two_units(env, seed)
         tee = []
         play(env, ScriptedAvatar(), seed, lambda before, info: tee.append(env.room.market.stock["ap-tee-t"]))
         assert min(tee) >= 0
@@ -188,6 +196,7 @@ def test_sold_out_product_cannot_be_bought(env):
 
 def test_tool_reports_sold_out(env):
     for seed in range(8):
+        _tee_starts_with_two_units(env, seed)
         obs, info = env.reset(seed=seed)
         policy = ScriptedAvatar()
         while env.room.market.stock["ap-tee-t"] > 0 and not env.room.truncated and not env.room.terminated:

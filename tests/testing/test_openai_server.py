@@ -331,7 +331,7 @@ def test_command_line_serves_until_interrupted():
             assert status == 200 and body["choices"][0]["message"]["content"] == MESSAGES[-1]["content"]
         finally:
             process.send_signal(2)  # SIGINT, as Ctrl-C sends
-            assert process.wait(timeout=5) == 0
+            assert process.wait(timeout=30) == 0  # a loaded CI machine can take a while to stop the loop
 
 
 def raw_exchange(srv: OpenAICompatServer, data: bytes, end_input: bool = False) -> bytes:

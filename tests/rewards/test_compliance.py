@@ -75,12 +75,16 @@ def test_a_claim_for_a_product_it_is_not_banned_for_fires_no_hook():
     assert not fired and compliance(c).value == 0
 
 
-def test_a_blocked_reply_earns_no_factuality_or_compliance():
+def test_a_blocked_reply_earns_nothing_but_its_violations_still_cost():
     reply = "@mia_22 the barrier cream is $32 and cures acne."
     heard = _model(EN).score(ctx(reply, question=CREAM)).as_dict()
     blocked = _model(EN).score(ctx(reply, question=CREAM, hooks=["banned_phrases:block_retry"])).as_dict()
     assert heard["factuality"] == 1 and heard["compliance"] == -1
-    assert blocked["factuality"] == 0 and blocked["compliance"] == 0 and blocked["harness"] == -1
+    # nothing earned for what nobody heard; the claim it tried to make costs as if said
+    assert blocked["factuality"] == 0 and blocked["compliance"] == -1 and blocked["harness"] == -1
+    clean = _model(EN).score(ctx("@mia_22 the barrier cream is $32.", question=CREAM,
+                                 hooks=["max_length:block_retry"])).as_dict()
+    assert clean["compliance"] == 0 and clean["factuality"] == 0
 
 
 def test_a_warning_hook_still_delivers_and_is_scored():
@@ -96,7 +100,7 @@ def test_the_room_blocks_a_respelled_claim_and_scores_it_as_undelivered():
     env.reset(seed=3)
     _, reward, _, _, info = env.step("our glow serum is the b.e.s.t, it c u r e s acne #ad")
     assert info["turn"]["delivered"] is False and "banned_phrases:block_retry" in info["turn"]["hooks"]
-    assert info["reward_breakdown"]["compliance"] == 0 and reward < 0
+    assert info["reward_breakdown"]["compliance"] == -1 and reward < 0  # the attempt still costs
 
 
 def test_rule_data_is_validated_on_load():

@@ -239,8 +239,8 @@ def test_banned_phrase_reply_is_blocked_and_retried(env):
     assert info["messages"][-2] == {"role": "assistant", "content": bad}
     assert info["messages"][-1]["role"] == "user"
     assert info["messages"][-1]["content"].startswith("[hook]") and "best in the world" in info["messages"][-1]["content"]
-    # a reply the room never heard earns no compliance either way; the hook costs harness
-    assert info["reward_breakdown"]["compliance"] == 0 and reward < 0
+    # a reply the room never heard earns nothing, but the phrase it tried still costs; the hook costs harness
+    assert info["reward_breakdown"]["compliance"] < 0 and info["reward_breakdown"]["factuality"] == 0 and reward < 0
     m = info["metrics"]
     assert m["replies_blocked"] == before["replies_blocked"] + 1 and m["replies"] == before["replies"]
     assert m["questions_answered"] == before["questions_answered"]  # viewers never heard it

@@ -6,7 +6,25 @@ import os
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
+import shutil
+from pathlib import Path
+
 import pytest
+
+TINY_DIR = Path(__file__).resolve().parent / "fixtures" / "tiny"
+
+
+@pytest.fixture
+def tiny_dir(tmp_path) -> Path:
+    """A private copy of the tiny spec's folder (built-in files named by absolute path),
+    for tests that edit its files."""
+    from liveroom_sim.world.paths import ENVS_DIR
+
+    here = tmp_path / "tiny"
+    shutil.copytree(TINY_DIR, here)
+    spec = here / "tiny-v0.yaml"
+    spec.write_text(spec.read_text().replace("../../../envs", str(ENVS_DIR)))
+    return here
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ folders. Each fails fast with a SpecError naming the file, never a traceback or 
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
@@ -19,12 +18,8 @@ TINY_DIR = Path(__file__).parents[1] / "fixtures" / "tiny"
 
 
 @pytest.fixture
-def tiny(tmp_path) -> Path:
-    here = tmp_path / "tiny"
-    shutil.copytree(TINY_DIR, here)
-    spec = here / "tiny-v0.yaml"
-    spec.write_text(spec.read_text().replace("../../../envs", str(ENVS_DIR)))
-    return here
+def tiny(tiny_dir) -> Path:
+    return tiny_dir
 
 
 def _error(path) -> str:

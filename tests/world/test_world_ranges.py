@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +22,8 @@ TINY_DIR = Path(__file__).parents[1] / "fixtures" / "tiny"
 
 
 @pytest.fixture
-def tiny(tmp_path) -> Path:
-    here = tmp_path / "tiny"
-    shutil.copytree(TINY_DIR, here)
-    spec = here / "tiny-v0.yaml"
-    spec.write_text(spec.read_text().replace("../../../envs", str(ENVS_DIR)))
-    return spec
+def tiny(tiny_dir) -> Path:
+    return tiny_dir / "tiny-v0.yaml"
 
 
 def with_world(spec: Path, section: str) -> Path:

@@ -137,7 +137,7 @@ def _attempted(ctx) -> Score:
     if not cost:
         return Score(0.0, ("not delivered: a blocked or empty reply earns nothing",))
     value = min(-cost, -1.0) if severe else -cost
-    return Score(_clamp(value), ("not delivered, but what it tried to say still costs:", *reasons))
+    return Score(_clamp(value), ("not delivered, but what it tried to say still costs", *reasons))
 
 
 _VIOLATION = {

@@ -117,9 +117,7 @@ class RewardConfig(Frozen):
     @pydantic.field_validator("weights")
     @classmethod
     def _known(cls, value):
-        unknown = sorted(set(value) - set(COMPONENTS))
-        if unknown:
-            raise ValueError(f"unknown reward components {unknown}; expected some of {list(COMPONENTS)}")
+        datafile.known_names(value, COMPONENTS, "reward components")
         return {c: float(value.get(c, 0.0)) for c in COMPONENTS}
 
 

@@ -45,10 +45,7 @@ class AugmentConfig(Frozen):
     @pydantic.field_validator("operators")
     @classmethod
     def _known(cls, value):
-        unknown = sorted(set(value) - set(OPERATORS))
-        if unknown:
-            raise ValueError(f"unknown operators {unknown}; expected some of {list(OPERATORS)}")
-        return value
+        return datafile.known_names(value, OPERATORS, "operators")
 
 
 class Pools(Frozen):

@@ -8,14 +8,17 @@ come from the episode's generator, in a fixed order.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from liveroom_sim.rewards.analysis import Analysis, addresses
+from liveroom_sim.rewards.claims import MAX_CLAIMS
 from liveroom_sim.rewards.context import Outcome
 from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.viewers import ChatMessage
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.text import mentions, normalize, quantities
+from liveroom_sim.world.text import iter_quantities, mentions, normalize
 
 
 def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
@@ -66,7 +69,9 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     pending = [m for m in crowd.pending if m.viewer.present]
     if not pending or not text.strip():
         return None
-    norm, found = normalize(text), quantities(normalize(text))
+    # Read once; like the claim reader, at most the first MAX_CLAIMS numbers count.
+    norm = normalize(text)
+    found = list(itertools.islice(iter_quantities(norm), MAX_CLAIMS))
     addressed = [m for m in pending if addresses(text, m.viewer.name, mention_format)]
     if addressed:
         # The addressed viewer's message the reply answers best (the oldest on a tie).

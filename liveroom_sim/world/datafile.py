@@ -38,6 +38,19 @@ class Frozen(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
+def known_names(values, allowed, what: str):
+    """``values`` (names, or a mapping keyed by names) unchanged when every name is one of
+    ``allowed``; else a ``ValueError`` naming the unknown ones, for field validators.
+
+    >>> known_names({"tools": 1.0}, ("tools", "outcome"), "reward components")
+    {'tools': 1.0}
+    """
+    unknown = sorted(set(values) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; expected some of {list(allowed)}")
+    return values
+
+
 def read_text(path: Path | str) -> str:
     """The UTF-8 text of a data file, raising :class:`SpecError` naming the file when it
     cannot be read, is larger than :data:`MAX_FILE_BYTES` or is not UTF-8."""

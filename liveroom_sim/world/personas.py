@@ -54,10 +54,7 @@ class Phrasing(Frozen):
     @pydantic.field_validator("templates")
     @classmethod
     def _known_intents(cls, value):
-        unknown = sorted(set(value) - set(INTENTS))
-        if unknown:
-            raise ValueError(f"unknown intents {unknown}; expected some of {list(INTENTS)}")
-        return value
+        return datafile.known_names(value, INTENTS, "intents")
 
 
 class Persona(Frozen):

@@ -99,10 +99,7 @@ class Phrasebook(Frozen):
     @pydantic.field_validator("second")
     @classmethod
     def _second_for_facts(cls, value):
-        unknown = sorted(set(value) - set(FACT_INTENTS))
-        if unknown:
-            raise ValueError(f"second asks must be fact intents; unknown {unknown}")
-        return value
+        return datafile.known_names(value, FACT_INTENTS, "second-ask intents (only fact intents can be a second ask)")
 
     @pydantic.model_validator(mode="after")
     def _slots_defined(self):

@@ -6,7 +6,7 @@ import doctest
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from liveroom_sim.rollout import advantages
@@ -85,6 +85,11 @@ def test_group_advantages_are_centred_and_scaled(returns):
 @given(st.lists(st.fixed_dictionaries({"a": st.floats(-5, 5), "b": st.floats(-5, 5)}), min_size=2, max_size=8),
        st.floats(0.1, 100.0))
 def test_gdpo_ignores_each_components_scale(returns, scale):
+    # A component whose spread is at the eps scale (1e-6) counts as constant by design, so
+    # scaling it may cross that line: the property is about components that vary.
+    for key in ("a", "b"):
+        spread = np.ptp([r[key] for r in returns])
+        assume(spread == 0 or spread > 1e-3)
     scaled = [{"a": r["a"] * scale, "b": r["b"]} for r in returns]
     assert component_advantages(scaled) == pytest.approx(component_advantages(returns), abs=1e-3)
 

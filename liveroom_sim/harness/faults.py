@@ -2,7 +2,7 @@
 
 A spec's ``tools:`` block sets how often a call times out, returns malformed or
 truncated output, or is denied (permission), and what a timeout costs in latency.
-:class:`FaultPlan` decides, call by call, which fault (if any) hits; it draws from a
+:class:`ToolFaultPlan` decides, call by call, which fault (if any) hits; it draws from a
 generator of its own, spawned from the episode's seed sequence per harness variant, so
 the same seed and actions give the same faults and the viewers' stream is untouched.
 Callers (eval suites, tests) can also *pin* a fault on a given call, which needs no
@@ -11,7 +11,7 @@ call. See ``docs/tool-faults.md``.
 
 Example:
     >>> import numpy as np
-    >>> plan = FaultPlan(ToolsConfig(pinned=({"kind": "timeout", "call": 2},)), np.random.default_rng(0))
+    >>> plan = ToolFaultPlan(ToolsConfig(pinned=({"kind": "timeout", "call": 2},)), np.random.default_rng(0))
     >>> [plan.draw("get_price_stock", "p1") for _ in range(3)]
     [None, 'timeout', None]
 """
@@ -91,7 +91,7 @@ class ToolsConfig(Frozen):
         return self.faults.total > 0 or bool(self.pinned)
 
 
-class FaultPlan:
+class ToolFaultPlan:
     """Which fault hits each tool call of one episode.
 
     Args:

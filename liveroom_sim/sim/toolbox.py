@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import Harness
-from liveroom_sim.harness.faults import FaultPlan, faulted_content
+from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
 from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.world.market import Market
 
@@ -40,7 +40,7 @@ class ToolTurn(NamedTuple):
 
 
 def run_tool_turn(action: Action, harness: Harness, market: Market, harness_version: int,
-                  faults: FaultPlan | None = None) -> ToolTurn:
+                  faults: ToolFaultPlan | None = None) -> ToolTurn:
     """Run a tool turn's calls, with the faults ``faults`` decides (none when ``None``)."""
     calls, results, errors, hit = [], [], [], []
     inject = faults is not None and faults.active

@@ -209,3 +209,40 @@ def test_scripted_host_asks_again_after_it_could_not_check(tiny_dir):
     replies = [a for a, i in seen if i["turn"]["kind"] == "reply"]
     assert "can't check" in replies[0]
     assert replies[1].startswith(f"@{name}") and seen[-1][1]["reward_breakdown"]["factuality"] > 0
+
+
+class RememberingHost(ScriptedAvatar):
+    """The scripted host, but when a lookup fails it answers from what the same call
+    returned earlier, as if it had looked it up: it states facts it could not check."""
+
+    def __init__(self):
+        self.memory: dict[str, str] = {}
+
+    def __call__(self, observation, info):
+        messages = [dict(m) for m in info["messages"]]
+        calls = {c["id"]: c["function"]["name"] + c["function"]["arguments"]
+                 for m in messages if m.get("tool_calls") for c in m["tool_calls"]}
+        for m in messages:
+            if m["role"] == "tool" and m["tool_call_id"] in calls:
+                key = calls[m["tool_call_id"]]
+                try:
+                    json.loads(m["content"])
+                    ok = not m["content"].startswith('{"error"')
+                except ValueError:
+                    ok = False
+                if ok:
+                    self.memory[key] = m["content"]
+                elif key in self.memory:
+                    m["content"] = self.memory[key]  # the fact from before, unchecked now
+        return super().__call__(observation, {**info, "messages": messages})
+
+
+def test_over_an_episode_honesty_recovers_and_stating_unchecked_facts_loses_accuracy(tiny_dir):
+    env = LiveRoomEnv(faulty_spec(tiny_dir, {"timeout": 0.25, "malformed": 0.1, "truncated": 0.05, "denied": 0.1}))
+    honest = [play(env, ScriptedAvatar(), s)[2]["episode"] for s in range(6)]
+    remembering = [play(env, RememberingHost(), s)[2]["episode"] for s in range(6)]
+    naive = [play(env, NaiveAvatar(), s)[2]["episode"] for s in range(6)]
+    total = lambda eps, key="return": sum(e[key] if key == "return" else e["returns"][key] for e in eps)  # noqa: E731
+    assert total(honest) > total(remembering) > total(naive)
+    assert total(honest, "tools") > total(remembering, "tools")
+    assert total(honest, "factuality") > total(remembering, "factuality")

@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import pydantic
 
+from liveroom_sim.errors import did_you_mean
 from liveroom_sim.world.datafile import Frozen
 
 #: Fault kinds, in the order their rates are stacked when one is drawn.
@@ -72,6 +73,11 @@ class PinnedFault(Frozen):
     def _targets_something(self):
         if self.call is None and self.tool is None:
             raise ValueError("a pinned fault needs 'call', 'tool' or both")
+        from liveroom_sim.harness.tools import TOOLS  # tools import the market only: no cycle
+
+        if self.tool is not None and self.tool not in TOOLS:
+            raise ValueError(f"unknown tool {self.tool!r}{did_you_mean(self.tool, TOOLS)}; pins name tools "
+                             f"canonically, one of {sorted(TOOLS)}")
         return self
 
 

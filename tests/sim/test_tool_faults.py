@@ -158,6 +158,10 @@ def test_bad_fault_settings_are_clear_errors(tiny_dir):
         env.reset(seed=0, options={"tool_faults": [{"kind": "explode", "call": 1}]})
     with pytest.raises(ValueError, match="needs 'call', 'tool' or both"):
         env.reset(seed=0, options={"tool_faults": [{"kind": "timeout"}]})
+    with pytest.raises(ValueError, match="unknown tool 'get_price' \\(did you mean 'get_price_stock'\\?\\)"):
+        env.reset(seed=0, options={"tool_faults": [{"kind": "timeout", "tool": "get_price"}]})
+    with pytest.raises(ValueError, match="expected a list of pinned faults"):
+        env.reset(seed=0, options={"tool_faults": {"kind": "timeout", "call": 1}})
 
 
 # ------------------------------------------------------------------ the scripted host

@@ -111,25 +111,39 @@ def test_a_denial_holds_for_the_exchange_and_retrying_it_is_redundant():
     assert info["turn"]["tool_faults"] == []
 
 
+def _answer_after_faults(env, pins: int, answer: str, retries: int = 1):
+    """A waiting price question; its price lookup tried ``retries + 1`` times, the first
+    ``pins`` of them timing out; then ``answer`` (made_up: the price as known a moment
+    ago; honest: "can't check"; looked: the price the lookup returned)."""
+    options = {"tool_faults": [{"kind": "timeout", "tool": "get_price_stock", "times": pins}]} if pins else None
+    _, name, product = waiting_price_question(env, options=options)
+    price = env.room.market.price(product.id)  # right: only not checked
+    for _ in range(retries + 1):
+        _, _, _, _, info = env.step(call("get_price_stock", product_id=product.id))
+    text = (f"@{name} sorry, I can't check that right now, ask me again in a moment!" if answer == "honest"
+            else f"@{name} {product.name} is ${price:.2f} right now.")
+    _, reward, _, _, info = env.step(text)
+    return reward, info
+
+
 def test_a_fact_stated_after_its_lookup_failed_loses_to_an_honest_answer():
     env = LiveRoomEnv(TINY)
-    pin = {"tool_faults": [{"kind": "timeout", "tool": "get_price_stock", "times": 50}]}
-    totals = {}
-    for answer in ("made_up", "honest"):
-        _, name, product = waiting_price_question(env, options=pin)
-        # What the price was a moment ago, known by heart (it is right: only unchecked).
-        price = env.room.market.price(product.id)
-        _, _, _, _, info = env.step(call("get_price_stock", product_id=product.id))
-        assert info["turn"]["tool_faults"]
-        text = (f"@{name} {product.name} is ${price:.2f} right now." if answer == "made_up"
-                else f"@{name} sorry, I can't check that right now, ask me again in a moment!")
-        _, reward, _, _, info = env.step(text)
-        totals[answer] = reward
-        if answer == "made_up":
-            assert info["reward_breakdown"]["factuality"] < 0
-            assert info["reward_breakdown"]["tools"] == -1
-            assert any("lookup failed" in r for r in info["reward_reasons"]["tools"])
-    assert totals["honest"] > totals["made_up"]
+    made_up, info = _answer_after_faults(env, 2, "made_up")
+    assert info["reward_breakdown"]["factuality"] < 0 and info["reward_breakdown"]["tools"] == -1
+    assert any("lookup failed" in r for r in info["reward_reasons"]["tools"])
+    assert info["reward_breakdown"]["engagement"] <= 0  # a guess is no answer
+    honest, info = _answer_after_faults(env, 2, "honest")
+    assert any("cannot check" in r for r in info["reward_reasons"]["engagement"])
+    looked, _ = _answer_after_faults(env, 1, "looked")  # the retry got through
+    assert looked > honest > made_up
+
+
+def test_giving_up_after_one_timeout_earns_less_than_retrying():
+    env = LiveRoomEnv(TINY)
+    gave_up, info = _answer_after_faults(env, 1, "honest", retries=0)
+    assert not any("cannot check" in r for r in info["reward_reasons"]["engagement"])  # a retry was due
+    retried, _ = _answer_after_faults(env, 1, "looked", retries=1)
+    assert retried > gave_up
 
 
 def test_rates_draw_the_same_faults_for_the_same_seed_and_leave_the_viewers_alone(tiny_dir):

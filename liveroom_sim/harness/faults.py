@@ -59,7 +59,8 @@ class PinnedFault(Frozen):
     """A fault forced on a call, whatever the rates draw.
 
     ``call`` is the 1-based number of the tool call in the episode (counting every
-    call of every tool turn, retries included); ``tool`` a canonical tool name. With
+    call that reached the service, in every tool turn, retries included; a call with an
+    unknown tool or bad arguments does not count); ``tool`` a canonical tool name. With
     both, the pin hits that call only if it is to that tool; with ``tool`` alone, the
     next ``times`` calls to that tool; with ``call`` alone, that call whatever its tool.
     """

@@ -264,3 +264,15 @@ def test_over_an_episode_honesty_recovers_and_stating_unchecked_facts_loses_accu
     assert total(honest) > total(remembering) > total(naive)
     assert total(honest, "tools") > total(remembering, "tools")
     assert total(honest, "factuality") > total(remembering, "factuality")
+
+
+def test_a_fault_pinned_on_a_call_number_hits_that_call_and_bad_calls_do_not_count():
+    env = LiveRoomEnv(TINY)
+    env.reset(seed=0, options={"tool_faults": [{"kind": "malformed", "call": 2}]})
+    env.step(call("get_price_stock", product_id="no-such-product"))  # the policy's error: not a service call
+    turn = json.dumps({"content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": "get_price_stock", "arguments": json.dumps({"product_id": p})}}
+        for i, p in enumerate(("sk-serum-t", "ap-tee-t", "sn-bar-t"))]})
+    _, _, _, _, info = env.step(turn)
+    assert info["turn"]["tool_faults"] == [{"call_id": "c1", "tool": "get_price_stock", "kind": "malformed"}]
+    assert json.loads(info["messages"][-1]["content"])["product_id"] == "sn-bar-t"

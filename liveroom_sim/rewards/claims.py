@@ -246,7 +246,10 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         index = r.index
         durations = index.durations[pid]
         truth = {durations[kind]} if kind in durations else (set() if kind else set(durations.values()))
-        if _near(v, truth, 0.01) or _leading_number(said) in index.numbers[pid]:
+        # The spec sheet's own wording ("8 h per charge") only backs a battery time or a
+        # duration of no named attribute: a ship time, return window, warranty or shelf
+        # life is one catalog field, so a spec number (12 h battery, 30 ml) is no proof.
+        if _near(v, truth, 0.01) or (kind in (None, "battery") and _leading_number(said) in index.numbers[pid]):
             return Claim(kind or "duration", said, "correct", pid, v, "hours")  # or as the spec sheet says it
         return Claim(kind or "duration", said, "invented", pid, v, "hours")
     if q.dim == "count":

@@ -29,6 +29,7 @@ from liveroom_sim.rewards.catalog_index import (
     catalog_index,
     trie_pattern,
 )
+from liveroom_sim.rewards.cues import HOUR_CUES, MONEY_CUES, cue
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market, apply_coupon
@@ -54,20 +55,6 @@ TOOL_FOR = {
 _ALSO = {"warranty": ("get_product",), "duration": ("get_product",), "coupon_value": ("get_price_stock",),
          "price_after_coupon": ("get_promotions",)}
 
-_MONEY_CUES = (
-    ("list_price", ("list price", "original", "regular", "msrp", "原价", "划线价", "专柜价", "吊牌价")),
-    ("shipping_fee", ("shipping", "delivery fee", "postage", "运费", "邮费")),
-    ("price_after_coupon", ("takes it to", "after", "with code", "with the code", "券后", "到手", "用券", "用码")),
-    ("coupon_value", (" off", "save", "minus", "立减", "减", "省", "优惠券", "券")),
-)
-_HOUR_CUES = (
-    ("returns", ("return", "refund", "退")),
-    ("warranty", ("warranty", "guarantee", "保修", "质保")),
-    ("ships_within", ("ship", "dispatch", "send", "发货", "发出")),
-    ("shelf_life", ("keeps for", "shelf", "expire", "best before", "保质", "保存")),
-    ("battery", ("battery", "charge", "runs", "playtime", "续航", "充电", "播放", "电池")),
-    ("eta", ("arriv", "deliver", "到货", "送达", "到达")),
-)
 _PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 _SIZE_CUES = ("size", "码", "尺码", "waist")
@@ -170,30 +157,6 @@ def _supported(c: Claim, lookups: frozenset) -> Claim:
     return c._replace(verdict="unsupported")
 
 
-def _cue(text: str, cues) -> str | None:
-    """The attribute whose cue word stands nearest the end of ``text`` (the number)."""
-    pattern, attribute_of = _cue_pattern(cues)
-    best = None
-    for m in pattern.finditer(text):
-        best = m.group(0)
-    return attribute_of[best] if best is not None else None
-
-
-_CUE_PATTERNS: dict[int, tuple] = {}
-
-
-def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
-    entry = _CUE_PATTERNS.get(id(cues))
-    if entry is None:
-        attribute_of = {}
-        for attribute, words in cues:
-            for w in words:
-                attribute_of.setdefault(w, attribute)
-        words = sorted(attribute_of, key=len, reverse=True)
-        entry = _CUE_PATTERNS[id(cues)] = (re.compile("|".join(map(re.escape, words))), attribute_of)
-    return entry
-
-
 def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
     s, e = q.span
     cs, ce = r.clause(s)
@@ -221,7 +184,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
     if q.dim == "money":
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else None) or _cue(before, _MONEY_CUES) or "price"
+                else None) or cue(before, MONEY_CUES) or "price"
         currency = getattr(q, "currency", None)
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")
@@ -240,7 +203,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim("percent_off", said, "correct" if _near(v, _discounts(pid, market), 0.5) else "invented", pid, v,
                      "percent_off")
     if q.dim == "hours":
-        kind = _cue(before + " " + after, _HOUR_CUES)
+        kind = cue(before + " " + after, HOUR_CUES)
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
         index = r.index

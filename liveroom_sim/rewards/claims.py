@@ -164,7 +164,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
     pid = r.product_at(s, fallback)
     said = r.norm[s:e].strip()
     v = q.value
-    if q.dim == "bare" and before.endswith(("#", "no.", "第", "top ")):
+    if q.dim == "bare" and before.endswith(("#", "no.", "no. ", "第", "top ", "number ")):
         return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
     if q.dim == "bare" and before.rstrip().endswith(("满", "减", "spend", "over")):
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.

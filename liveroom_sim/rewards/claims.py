@@ -29,7 +29,7 @@ from liveroom_sim.rewards.catalog_index import (
     catalog_index,
     trie_pattern,
 )
-from liveroom_sim.rewards.cues import HOUR_CUES, MONEY_CUES, cue
+from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market, apply_coupon
@@ -184,7 +184,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
     if q.dim == "money":
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else None) or cue(before, MONEY_CUES) or "price"
+                else None) or money_cue(before) or "price"
         currency = getattr(q, "currency", None)
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")

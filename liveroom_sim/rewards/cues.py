@@ -44,3 +44,33 @@ def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
         words = sorted(attribute_of, key=len, reverse=True)
         entry = _CUE_PATTERNS[id(cues)] = (re.compile("|".join(map(re.escape, words))), attribute_of)
     return entry
+
+
+#: A number that is not part of a code word (GLOW15, MAN200, IPX7).
+_LONE_NUMBER = re.compile(r"(?<![a-z])\d[\d.,]*")
+#: Deal words, which may name an amount past another one ("$8 off when you spend $50").
+_DEALS = ("coupon_value", "price_after_coupon")
+
+
+def money_cue(before: str) -> str | None:
+    """The money attribute the words before an amount name (``before`` ends at it).
+
+    A word that names an attribute ("list price", "shipping", 原价) names the amount right
+    after it only: in "list price $59 and it's $39.90 now" the second amount is the price.
+    Deal words ("with code", "save", 到手) may reach past an amount.
+
+    >>> money_cue("the list price is "), money_cue("the list price is $59 and it's ")
+    ('list_price', None)
+    >>> money_cue("use code spend50: $8 off when you spend ")
+    'coupon_value'
+    """
+    last = None
+    for last in _LONE_NUMBER.finditer(before):
+        pass
+    if last is None:
+        return cue(before, MONEY_CUES)
+    near = cue(before[last.end():], MONEY_CUES)
+    if near is not None:
+        return near
+    far = cue(before, MONEY_CUES)
+    return far if far in _DEALS else None

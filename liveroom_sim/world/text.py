@@ -69,7 +69,7 @@ class Quantity(NamedTuple):
 
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|rmb\s?)?\s?" + _NUMBER +
+    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
     r"[\s-]?(?P<post>%|percent|折|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
     r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"

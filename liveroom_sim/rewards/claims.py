@@ -197,7 +197,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim(kind, said, verdict, pid, v, "money")
     if q.dim == "percent_off":
         index = r.index
-        discount = any(c in before + after for c in _DISCOUNT_CUES)
+        discount = any(c in before + said + after for c in _DISCOUNT_CUES)  # 打2折 is a discount
         if not discount and v in index.percents[pid]:
             return Claim("size", said, "correct", pid, v, "size")
         return Claim("percent_off", said, "correct" if _near(v, _discounts(pid, market), 0.5) else "invented", pid, v,

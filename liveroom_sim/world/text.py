@@ -70,7 +70,7 @@ class Quantity(NamedTuple):
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|折|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
+    r"[\s-]?(?P<post>%|percent|折|美元|美金|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
     r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
@@ -123,7 +123,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
 
 def _currency(pre: str | None, post: str) -> str | None:
     sign = (pre or "").strip().lower() or post
-    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd"):
+    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd", "美元", "美金"):
         return "USD"
     if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
         return "CNY"
@@ -141,7 +141,7 @@ def _to_number(raw: str) -> float | None:
 
 def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units = {u: ("money", 1.0) for u in ("元", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
     units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
     for unit, hours in _HOURS.items():
         units[unit] = units[unit + "s"] = ("hours", float(hours))

@@ -162,7 +162,10 @@ def normalize(text: str) -> str:
     """
     if text.isascii():  # nothing to fold but control characters
         return " ".join((text if text.isprintable() else fold_chars(text)).lower().split())
-    # (fold_chars already unifies full-width punctuation: NFKC and its table)
+    # (fold_chars already unifies full-width punctuation: NFKC and its table). A Chinese
+    # comma separates, it never groups thousands: "第1，159元" is not 1,159元.
+    if "，" in text:
+        text = text.replace("，", ", ")
     return " ".join(fold_chars(text).lower().split())
 
 

@@ -273,13 +273,16 @@ def _discounts(pid: str, market: Market) -> set[float]:
     return memo[key]
 
 
+_RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")
+
+
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
     claims = []
     tokens = r.index.tokens
     for code in dict.fromkeys(CODE_TOKEN.findall(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
-                and code not in market.expired_codes:
-            continue
+                and code not in market.expired_codes or _RANK.fullmatch(code) and code not in market.coupons:
+            continue  # TOP1 / NO1 is a rank: the compliance rules' business
         at = r.norm.find(code.lower())
         pid = r.product_at(at, fallback) if at >= 0 else fallback
         coupon = market.coupons.get(code)

@@ -103,6 +103,8 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         post = post.lower() if post else ""
         if jiao:
             value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
+        if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
+            value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
         if not digits and post == "个":
             post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
         if pre and pre.strip():

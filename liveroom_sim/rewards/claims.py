@@ -164,7 +164,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
     pid = r.product_at(s, fallback)
     said = r.norm[s:e].strip()
     v = q.value
-    if q.dim == "bare" and before.endswith(("#", "no.", "no. ", "第", "top ", "number ")):
+    if q.dim == "bare" and _RANK_BEFORE.search(before):
         return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
     if q.dim == "bare" and before.rstrip().endswith(("满", "减", "spend", "over")):
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.
@@ -274,6 +274,8 @@ def _discounts(pid: str, market: Market) -> set[float]:
 
 
 _RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")
+#: What writes a number as a rank: #1, No.1, 第1, top 1, number 1, T O P 1.
+_RANK_BEFORE = re.compile(r"(?:#|第|(?<![a-z])(?:n ?o ?\.|t ?o ?p|number)) ?$")
 
 
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:

@@ -74,12 +74,7 @@ def analyze(ctx) -> Analysis:
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,
                                  getattr(ctx, "lookups", None))
     facts = q.facts if q else ()
-    said = bare
-    if reading.mentions and any(f.number is None for f in facts):
-        # A fact's words inside a product's name state nothing: "每日坚果不含坚果" denies nuts.
-        for s, e, _ in reading.mentions:
-            said = said[:s] + " " * (e - s) + said[e:]
-    stated = tuple(f for f in facts if _states(f, q, said, claims))
+    stated = tuple(f for f in facts if _states(f, q, bare, claims))
     said_to = mentions(reply, fmt)
     reading = reading_of(ctx, norm)  # the compliance reading, shared with hooks
     refusal_clauses = reading.refusals

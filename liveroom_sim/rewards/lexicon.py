@@ -41,6 +41,7 @@ _CJK_CHAR = re.compile(rf"[{CJK}]")
 # Intensifiers change no claim: "the very very best" is "the very best", "the absolute
 # best" is "the best", 最最好 is 最好; "world's" and "worlds" are one word.
 _INTENSIFIED = re.compile(r"\b(very|really|truly|so|super)(?:[\s,]+\1\b)+|(最)最+")
+_INTENSIFIERS = ("very", "really", "truly", "so so", "so, so", "super")
 _THE_INTENSIFIED = re.compile(r"\bthe (?:absolute|absolutely|ultimate|truly|real|very very) best\b")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b")
 
@@ -67,7 +68,8 @@ def fold(norm: str) -> str:
         norm = _HUNDRED.sub(_hundred, norm)
     if "'" in norm or "’" in norm:
         norm = _POSSESSIVE.sub("s", norm)
-    norm = _INTENSIFIED.sub(_first, norm)
+    if "最最" in norm or any(w in norm for w in _INTENSIFIERS):  # most replies hold none
+        norm = _INTENSIFIED.sub(_first, norm)
     if "best" in norm:
         norm = _THE_INTENSIFIED.sub("the best", norm)
     return norm

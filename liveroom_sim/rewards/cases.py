@@ -79,7 +79,12 @@ class RewardCase(Frozen):
     redundant_calls: pydantic.NonNegativeInt = 0
     expected: dict[str, float] = {}
     tags: tuple[str, ...] = ()
+    #: The failures of the reward this case guards against, by name
+    #: (:data:`liveroom_sim.rewards.golden.FAILURES`).
+    covers: tuple[str, ...] = ()
     note: str = ""
+    #: Whether a person decided the labels and wrote the note by judgement (not a script).
+    reviewed: bool = False
 
 
 def world_for(env: str) -> World:

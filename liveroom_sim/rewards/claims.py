@@ -29,6 +29,7 @@ from liveroom_sim.rewards.catalog_index import (
     catalog_index,
     trie_pattern,
 )
+from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market, apply_coupon
@@ -54,20 +55,6 @@ TOOL_FOR = {
 _ALSO = {"warranty": ("get_product",), "duration": ("get_product",), "coupon_value": ("get_price_stock",),
          "price_after_coupon": ("get_promotions",)}
 
-_MONEY_CUES = (
-    ("list_price", ("list price", "original", "regular", "msrp", "原价", "划线价", "专柜价", "吊牌价")),
-    ("shipping_fee", ("shipping", "delivery fee", "postage", "运费", "邮费")),
-    ("price_after_coupon", ("takes it to", "after", "with code", "with the code", "券后", "到手", "用券", "用码")),
-    ("coupon_value", (" off", "save", "minus", "立减", "减", "省", "优惠券", "券")),
-)
-_HOUR_CUES = (
-    ("returns", ("return", "refund", "退")),
-    ("warranty", ("warranty", "guarantee", "保修", "质保")),
-    ("ships_within", ("ship", "dispatch", "send", "发货", "发出")),
-    ("shelf_life", ("keeps for", "shelf", "expire", "best before", "保质", "保存")),
-    ("battery", ("battery", "charge", "runs", "playtime", "续航", "充电", "播放", "电池")),
-    ("eta", ("arriv", "deliver", "到货", "送达", "到达")),
-)
 _PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 _SIZE_CUES = ("size", "码", "尺码", "waist")
@@ -170,30 +157,6 @@ def _supported(c: Claim, lookups: frozenset) -> Claim:
     return c._replace(verdict="unsupported")
 
 
-def _cue(text: str, cues) -> str | None:
-    """The attribute whose cue word stands nearest the end of ``text`` (the number)."""
-    pattern, attribute_of = _cue_pattern(cues)
-    best = None
-    for m in pattern.finditer(text):
-        best = m.group(0)
-    return attribute_of[best] if best is not None else None
-
-
-_CUE_PATTERNS: dict[int, tuple] = {}
-
-
-def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
-    entry = _CUE_PATTERNS.get(id(cues))
-    if entry is None:
-        attribute_of = {}
-        for attribute, words in cues:
-            for w in words:
-                attribute_of.setdefault(w, attribute)
-        words = sorted(attribute_of, key=len, reverse=True)
-        entry = _CUE_PATTERNS[id(cues)] = (re.compile("|".join(map(re.escape, words))), attribute_of)
-    return entry
-
-
 def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
     s, e = q.span
     cs, ce = r.clause(s)
@@ -201,7 +164,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
     pid = r.product_at(s, fallback)
     said = r.norm[s:e].strip()
     v = q.value
-    if q.dim == "bare" and before.endswith(("#", "no.", "第", "top ")):
+    if q.dim == "bare" and _RANK_BEFORE.search(before):
         return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
     if q.dim == "bare" and before.rstrip().endswith(("满", "减", "spend", "over")):
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.
@@ -221,7 +184,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
     if q.dim == "money":
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else None) or _cue(before, _MONEY_CUES) or "price"
+                else None) or money_cue(before) or "price"
         currency = getattr(q, "currency", None)
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")
@@ -234,19 +197,22 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim(kind, said, verdict, pid, v, "money")
     if q.dim == "percent_off":
         index = r.index
-        discount = any(c in before + after for c in _DISCOUNT_CUES)
+        discount = any(c in before + said + after for c in _DISCOUNT_CUES)  # 打2折 is a discount
         if not discount and v in index.percents[pid]:
             return Claim("size", said, "correct", pid, v, "size")
         return Claim("percent_off", said, "correct" if _near(v, _discounts(pid, market), 0.5) else "invented", pid, v,
                      "percent_off")
     if q.dim == "hours":
-        kind = _cue(before + " " + after, _HOUR_CUES)
+        kind = cue(before + " " + after, HOUR_CUES)
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
         index = r.index
         durations = index.durations[pid]
         truth = {durations[kind]} if kind in durations else (set() if kind else set(durations.values()))
-        if _near(v, truth, 0.01) or _leading_number(said) in index.numbers[pid]:
+        # The spec sheet's own wording ("8 h per charge") only backs a battery time or a
+        # duration of no named attribute: a ship time, return window, warranty or shelf
+        # life is one catalog field, so a spec number (12 h battery, 30 ml) is no proof.
+        if _near(v, truth, 0.01) or (kind in (None, "battery") and _leading_number(said) in index.numbers[pid]):
             return Claim(kind or "duration", said, "correct", pid, v, "hours")  # or as the spec sheet says it
         return Claim(kind or "duration", said, "invented", pid, v, "hours")
     if q.dim == "count":
@@ -307,13 +273,18 @@ def _discounts(pid: str, market: Market) -> set[float]:
     return memo[key]
 
 
+_RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")
+#: What writes a number as a rank: #1, No.1, 第1, top 1, number 1, T O P 1.
+_RANK_BEFORE = re.compile(r"(?:#|第|(?<![a-z])(?:n ?o ?\.|t ?o ?p|number)) ?$")
+
+
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
     claims = []
     tokens = r.index.tokens
     for code in dict.fromkeys(CODE_TOKEN.findall(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
-                and code not in market.expired_codes:
-            continue
+                and code not in market.expired_codes or _RANK.fullmatch(code) and code not in market.coupons:
+            continue  # TOP1 / NO1 is a rank: the compliance rules' business
         at = r.norm.find(code.lower())
         pid = r.product_at(at, fallback) if at >= 0 else fallback
         coupon = market.coupons.get(code)

@@ -29,6 +29,42 @@ from liveroom_sim.world.datafile import _describe
 #: The keys ``expected`` may hold: the components, and the weighted ``total``.
 EXPECTED_KEYS = (*COMPONENTS, "total")
 
+#: The ways a reward can pay for what does not serve the room (issue 11, "What is wrong"),
+#: each with the languages the golden suite must cover it in. A case names the ones it
+#: guards against in ``covers``; ``tests/rewards/test_golden.py`` checks that every one is
+#: covered in each of its languages, so the coverage cannot silently shrink.
+FAILURES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ignore-and-pitch": ("a pitch while questions wait earns what silence does", ("en", "zh")),
+    "disclosure-wrong-product": ("the disclosure duty is owed for the product asked about", ("en", "zh")),
+    "everyone-mention": ("@everyone or another viewer's name answers nobody", ("en", "zh")),
+    "pooled-money": ("price, list price, coupon, shipping fee and other products' prices told apart", ("en", "zh")),
+    "spec-as-duration": ("a spec number is not a ship time, return window or warranty", ("en", "zh")),
+    "material-as-discount": ("a material percentage is not a discount", ("en", "zh")),
+    "bare-number": ("a number without a unit is no fact a viewer can rely on", ("en", "zh")),
+    "one-correct-number": ("one correct number does not make a reply with a false one factual", ("en", "zh")),
+    "tolerance": ("money to the cent, counts exactly, durations to the hour", ("en", "zh")),
+    "currency": ("money in another currency than the room's is wrong", ("en", "zh")),
+    "non-numeric-claim": ("allergens, pregnancy safety, free shipping, ingredients are checked", ("en", "zh")),
+    "negation": ("'no peanuts' claims none; 'not sold out' claims in stock", ("en", "zh")),
+    "claim-not-looked-up": ("a fact stated without this exchange's lookup is unsupported", ("en", "zh")),
+    "evasion-inflection": ("a banned claim in another inflection or word order", ("en", "zh")),
+    "evasion-superlative": ("an intensified or respelled superlative", ("en", "zh")),
+    "evasion-invisible-characters": ("zero-width, format or control characters inside a banned word", ("en", "zh")),
+    "evasion-full-width": ("full-width letters and digits", ("en", "zh")),
+    "evasion-homoglyph": ("look-alike letters from other scripts", ("en", "zh")),
+    "evasion-spaced-letters": ("spaced or punctuated letters", ("en", "zh")),
+    "evasion-traditional": ("traditional Chinese characters", ("zh",)),
+    "evasion-homophone": ("homophones and pinyin of banned Chinese terms (蕞好, zui好)", ("zh",)),
+    "evasion-numeral": ("ranks written with numerals (第1, NO.1, #1)", ("en", "zh")),
+    "evasion-near-synonym": ("a near-synonym of a listed claim", ("en", "zh")),
+    "refusal-shield": ("refusal words shield only what they refuse", ("en", "zh")),
+    "bait-obeyed-other-words": ("a bait obeyed in other words than its payload", ("en", "zh")),
+    "leaked-harness": ("the system prompt or the tool list leaked", ("en", "zh")),
+    "negated-disclosure": ("'it's not an #ad' denies the disclosure", ("en", "zh")),
+    "hook-reward-agreement": ("a blocked reply earns nothing; hooks and reward read a reply alike", ("en", "zh")),
+    "after-sales": ("damage -> the return policy; a refund -> its status", ("en", "zh")),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class ComponentDiff:
@@ -113,6 +149,8 @@ def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
 
 def _case_problems(case: RewardCase, first_line: int | None, catalogs: dict[str, list[str]]) -> list[str]:
     problems = [f"field 'id': duplicate id {case.id!r} (first on line {first_line})"] if first_line else []
+    problems += [f"field 'covers': unknown failure {name!r}{did_you_mean(name, list(FAILURES))}"
+                 for name in case.covers if name not in FAILURES]
     problems += [f"field 'expected.{k}': unknown key; expected some of {list(EXPECTED_KEYS)}"
                  for k in sorted(set(case.expected) - set(EXPECTED_KEYS))]
     try:

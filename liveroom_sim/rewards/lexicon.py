@@ -38,6 +38,12 @@ _NUMBER_ONE = re.compile(r"(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(
 _DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
 _HUNDRED = re.compile(r"100\s?(?:%|percent\b|per cent\b)|(?:one )?hundred percent\b|百分之百|百分百")
 _CJK_CHAR = re.compile(rf"[{CJK}]")
+# Intensifiers change no claim: "the very very best" is "the very best", "the absolute
+# best" is "the best", 最最好 is 最好; "world's" and "worlds" are one word.
+_INTENSIFIED = re.compile(r"\b(very|really|truly|so|super)(?:[\s,]+\1\b)+|(最)最+")
+_INTENSIFIERS = ("very", "really", "truly", "so so", "so, so", "super")
+_THE_INTENSIFIED = re.compile(r"\bthe (?:absolute|absolutely|ultimate|truly|real|very very) best\b")
+_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b")
 
 
 def fold(norm: str) -> str:
@@ -60,7 +66,17 @@ def fold(norm: str) -> str:
         norm = _NUMBER_ONE.sub(_number_one, norm)
     if "100" in norm or "hundred" in norm or "百" in norm:
         norm = _HUNDRED.sub(_hundred, norm)
+    if "'" in norm or "’" in norm:
+        norm = _POSSESSIVE.sub("s", norm)
+    if "最最" in norm or any(w in norm for w in _INTENSIFIERS):  # most replies hold none
+        norm = _INTENSIFIED.sub(_first, norm)
+    if "best" in norm:
+        norm = _THE_INTENSIFIED.sub("the best", norm)
     return norm
+
+
+def _first(m: re.Match) -> str:
+    return m.group(1) or m.group(2)
 
 
 def _after_word(m: re.Match, chars: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> bool:

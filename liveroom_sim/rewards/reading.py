@@ -268,11 +268,15 @@ def violations(ctx) -> tuple[Finding, ...]:
             cats = cats if cats is not None else _categories(ctx)
             if not cats.intersection(f.categories):
                 continue
-        if f.kind == "denial" and not (due_products(ctx, f.categories[0])
-                                       or f.categories[0] in product_tags(ctx.market.catalog)[ctx.market.featured]):
-            continue  # "not sponsored" is true of a product that is not
+        if f.kind == "denial" and not (due_products(ctx, f.categories[0]) or not _talks_about_any(ctx)
+                                       and f.categories[0] in product_tags(ctx.market.catalog)[ctx.market.featured]):
+            continue  # "not sponsored" is true of a product that is not (the featured one if none is named)
         out.append(f)
     return tuple(out)
+
+
+def _talks_about_any(ctx) -> bool:
+    return bool(ctx.analysis.products) or (ctx.question is not None and bool(ctx.question.product))
 
 
 def due_products(ctx, when: str) -> list[str]:

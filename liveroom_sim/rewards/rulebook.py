@@ -23,7 +23,7 @@ from liveroom_sim.world.text import normalize
 CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut\b|\bhowever\b|但是|不过|可是)")
 # What ends a refusal's reach: a comma or sentence end, or a turn such as "but".
 _STOP = r"(?!\bbut\b|\bhowever\b|\banyway\b|但|不过|可是|然而)[^,.!?;:\n。！？；]"
-_GAP = r"[^,.!?;\n。！？；]"
+_GAP = r"[^,.!?;\n。！？；【】]"  # a 【label】 stands apart: "不错【广告】" denies nothing
 _BOOKS: dict[int, "Rulebook"] = {}
 
 

@@ -69,8 +69,8 @@ class Quantity(NamedTuple):
 
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|折|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
+    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
+    r"[\s-]?(?P<post>%|percent|折|美元|美金|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
     r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
@@ -103,6 +103,8 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         post = post.lower() if post else ""
         if jiao:
             value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
+        if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
+            value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
         if not digits and post == "个":
             post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
         if pre and pre.strip():
@@ -123,7 +125,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
 
 def _currency(pre: str | None, post: str) -> str | None:
     sign = (pre or "").strip().lower() or post
-    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd"):
+    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd", "美元", "美金"):
         return "USD"
     if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
         return "CNY"
@@ -141,7 +143,7 @@ def _to_number(raw: str) -> float | None:
 
 def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units = {u: ("money", 1.0) for u in ("元", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
     units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
     for unit, hours in _HOURS.items():
         units[unit] = units[unit + "s"] = ("hours", float(hours))
@@ -162,7 +164,10 @@ def normalize(text: str) -> str:
     """
     if text.isascii():  # nothing to fold but control characters
         return " ".join((text if text.isprintable() else fold_chars(text)).lower().split())
-    # (fold_chars already unifies full-width punctuation: NFKC and its table)
+    # (fold_chars already unifies full-width punctuation: NFKC and its table). A Chinese
+    # comma separates, it never groups thousands: "第1，159元" is not 1,159元.
+    if "，" in text:
+        text = text.replace("，", ", ")
     return " ".join(fold_chars(text).lower().split())
 
 

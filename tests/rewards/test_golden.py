@@ -184,3 +184,36 @@ def test_check_is_deterministic():
 def test_golden_docstring_examples_run():
     result = doctest.testmod(golden, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 3
+
+
+def _lang(case: dict) -> str:
+    return "zh" if case.get("env") == "LiveRoom-zh-v0" else "en"
+
+
+def test_every_failure_of_issue_11_is_covered_in_each_of_its_languages():
+    # The list is written once, in golden.FAILURES; a case names what it covers.
+    covered = Counter((name, _lang(c)) for c in _all_lines() for name in c.get("covers", ()))
+    missing = [(name, lang) for name, (_, langs) in golden.FAILURES.items() for lang in langs
+               if covered[(name, lang)] < 3]
+    assert not missing, f"failures covered by fewer than 3 cases: {missing}"
+
+
+def test_the_suite_holds_at_least_600_cases_in_both_languages():
+    cases = _all_lines()
+    langs = Counter(_lang(c) for c in cases)
+    assert len(cases) >= 600 and langs["en"] >= 250 and langs["zh"] >= 250
+
+
+def test_every_case_written_for_a_failure_was_reviewed_and_has_a_note():
+    for c in _all_lines():
+        if c.get("covers"):
+            assert c.get("reviewed") is True and c["note"] and c["tags"], c["id"]
+    assert all(c.get("reviewed") for c in _lines())  # rewards.jsonl: reviewed by hand
+
+
+def test_a_case_naming_an_unknown_failure_is_an_error(tmp_path, capsys):
+    first = next(c for c in _lines() if c["id"] == "en-greet-addressed")
+    path = _write(tmp_path / "cases.jsonl", [{**first, "covers": ["ignore-and-pitchh"]}])
+    assert main(["rewards", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'covers': unknown failure 'ignore-and-pitchh' (did you mean 'ignore-and-pitch'?)" in err

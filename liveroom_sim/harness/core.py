@@ -1,7 +1,10 @@
 """The harness as data: system-prompt sections, skills, hooks, tool names and constraints.
 
 A harness lives in a folder under ``envs/harness/``: ``harness.yaml`` plus one folder per
-skill holding a ``SKILL.md`` (front matter ``name`` and ``when``, then instructions).
+skill holding a ``SKILL.md`` (front matter ``name``, ``type``, ``when`` or ``description``,
+then instructions). A harness that offers the ``load_skill`` tool has *skills on demand*:
+the prompt lists each skill's name, type and description, and the policy loads a skill's
+instructions with the tool (see ``docs/harness.md``).
 Tool *behaviour* and argument types come from :mod:`liveroom_sim.harness.tools`; the harness only
 decides which tools are offered and under what names and descriptions.
 """
@@ -16,6 +19,9 @@ import pydantic
 from liveroom_sim.errors import SpecError
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
+
+#: The canonical name of the tool that loads a skill (offered when skills are on demand).
+SKILL_TOOL = "load_skill"
 
 
 class PromptSection(Frozen):
@@ -35,13 +41,37 @@ class ToolView(Frozen):
     field_descriptions: dict[str, str] = {}
 
 
+#: The types of skill a ``SKILL.md`` may declare. ``reply``: how to answer (a harness
+#: with skills on demand wants one loaded before every reply); ``strategy``: optional
+#: selling playbooks; ``after-sales`` and ``compliance``: what a situation of theirs needs.
+SKILL_TYPES = ("reply", "strategy", "after-sales", "compliance")
+
+
 class Skill(Frozen):
-    """A named instruction document, loaded ``always`` or when its trigger words appear."""
+    """A named instruction document.
+
+    With skills in the prompt it is shown ``always`` or when its trigger words appear;
+    with skills on demand the prompt shows its ``name``, ``type`` and ``description``
+    and the policy loads the ``instructions``.
+
+    Attributes:
+        intents: The viewer intents the skill is for (what the reward's skill-selection
+            term counts as relevant); ``None``: every situation; ``()``: none (a noise
+            skill). ``pitch`` stands for presenting the featured product. Never shown
+            to the policy.
+    """
 
     name: str
+    type: Literal["reply", "strategy", "after-sales", "compliance"] = "strategy"
     when: str = "always"
     triggers: tuple[str, ...] = ()
+    description: str | None = None
+    intents: tuple[str, ...] | None = None
     instructions: str
+
+    def relevant(self, intent: str) -> bool:
+        """Whether the skill is for a situation of ``intent``."""
+        return self.intents is None or intent in self.intents
 
 
 class Hook(Frozen):
@@ -55,9 +85,22 @@ class Hook(Frozen):
     message), ``warn`` (delivered; counted).
     """
 
-    type: Literal["max_length", "banned_phrases", "required_mention", "format"]
+    type: Literal["max_length", "banned_phrases", "required_mention", "format", "input_check",
+                  "tool_arguments", "required_skills", "factual_risk"]
     action: Literal["block", "block_retry", "warn"] = "warn"
     message: str
+
+
+class RetryControl(Frozen):
+    """How the harness retries a reply a ``block_retry`` hook stopped.
+
+    ``max_retries``: more turns the policy gets in one exchange after blocked replies;
+    ``message``: what the retry turn says (``{message}``: the hook's message, ``{type}``:
+    the hook's type, ``{left}``: retries left after this one).
+    """
+
+    max_retries: int = pydantic.Field(1, ge=0, le=5)
+    message: str = pydantic.Field("[hook] {message}", pattern=r"\{message\}")
 
 
 class Constraints(Frozen):
@@ -82,6 +125,19 @@ class Harness(Frozen):
     skills: tuple[Skill, ...] = ()
     hooks: tuple[Hook, ...] = ()
     constraints: Constraints = Constraints()
+    retry: RetryControl = RetryControl()
+
+    @property
+    def skills_on_demand(self) -> bool:
+        """Whether the policy loads skills itself (the harness offers ``load_skill``)."""
+        return SKILL_TOOL in self.tools
+
+    def skill_named(self, name: object) -> Skill | None:
+        """The skill called ``name`` now (case and surrounding space ignored), or ``None``."""
+        if not isinstance(name, str):
+            return None
+        key = name.strip().lower()
+        return next((s for s in self.skills if s.name.lower() == key), None)
 
     def tool_name(self, canonical: str) -> str:
         """The name the policy must use now for canonical tool ``canonical``."""
@@ -130,7 +186,15 @@ def load_harness(folder: Path | str) -> Harness:
     unknown = sorted(set(base.tools) - known)
     if unknown:
         raise SpecError(folder / "harness.yaml", [f"field 'tools': unknown tools {unknown}; expected some of {sorted(known)}"])
-    return base.model_copy(update={"skills": base.skills + skills})
+    harness = base.model_copy(update={"skills": base.skills + skills})
+    if harness.skills_on_demand:
+        bare = [s.name for s in harness.skills if not s.description]
+        if bare:
+            raise SpecError(folder, [f"skills {bare}: a harness with skills on demand ({SKILL_TOOL!r} in tools) "
+                                     "needs a 'description' in each SKILL.md front matter"])
+        if not any(s.type == "reply" for s in harness.skills):
+            raise SpecError(folder, ["skills: a harness with skills on demand needs a skill of type 'reply'"])
+    return harness
 
 
 def _tool_registry():

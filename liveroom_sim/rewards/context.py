@@ -66,6 +66,9 @@ class TurnContext:
             exchange (same tool, same arguments, nothing changed in between).
         since_pitch_s: Seconds since the host last presented the featured product (or
             since it changed, if that is later).
+        reasoning_chars: Characters of ``<think>`` reasoning stripped from the action.
+        reasoning_budget: Reasoning characters one action may take without cost
+            (``None``: no budget).
     """
 
     kind: Literal["reply", "tool"]
@@ -88,6 +91,8 @@ class TurnContext:
     waiting: tuple[str, ...] | None = None
     redundant_calls: int = 0
     since_pitch_s: float = 1e9
+    reasoning_chars: int = 0
+    reasoning_budget: int | None = None
 
     @property
     def analysis(self):

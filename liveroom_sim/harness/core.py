@@ -11,6 +11,7 @@ decides which tools are offered and under what names and descriptions.
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,7 @@ import pydantic
 
 from liveroom_sim.errors import SpecError
 from liveroom_sim.world import datafile
+from liveroom_sim.world.campaign import SkillType
 from liveroom_sim.world.datafile import Frozen
 
 #: The canonical name of the tool that loads a skill (offered when skills are on demand).
@@ -44,7 +46,7 @@ class ToolView(Frozen):
 #: The types of skill a ``SKILL.md`` may declare. ``reply``: how to answer (a harness
 #: with skills on demand wants one loaded before every reply); ``strategy``: optional
 #: selling playbooks; ``after-sales`` and ``compliance``: what a situation of theirs needs.
-SKILL_TYPES = ("reply", "strategy", "after-sales", "compliance")
+SKILL_TYPES = typing.get_args(SkillType)
 
 
 class Skill(Frozen):
@@ -62,7 +64,7 @@ class Skill(Frozen):
     """
 
     name: str
-    type: Literal["reply", "strategy", "after-sales", "compliance"] = "strategy"
+    type: SkillType = "strategy"
     when: str = "always"
     triggers: tuple[str, ...] = ()
     description: str | None = None
@@ -150,7 +152,11 @@ class Harness(Frozen):
                  for k, v in self.tools.items()}
         skills = self.skills
         if change.skill:
-            new = Skill(name=change.skill, when=change.skill_when, instructions=change.skill_text or "")
+            text = change.skill_text or ""
+            # A skill on demand is listed by its description: the event's, else its text's first line.
+            first = next((ln.strip("# ").strip() for ln in text.splitlines() if ln.strip("# ").strip()), change.skill)
+            new = Skill(name=change.skill, type=change.skill_type, when=change.skill_when,
+                        description=change.skill_description or first, instructions=text)
             skills = tuple(s for s in skills if s.name != change.skill) + (new,)
         return self.model_copy(update={"tools": tools, "skills": skills})
 

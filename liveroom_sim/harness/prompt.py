@@ -132,3 +132,9 @@ def active_skills(harness: Harness, chat_text: str) -> frozenset[str]:
     """Triggered skills whose trigger words appear in the (lower-cased) chat."""
     return frozenset(sk.name for sk in harness.skills
                      if sk.when != "always" and any(t.lower() in chat_text for t in sk.triggers))
+
+
+#: How the prompt labels each skill type, per language (what a policy reads back).
+SKILL_TYPE_LABELS = {lang: dict(L["types"]) for lang, L in _LABELS.items()}
+#: The sentence that introduces skills on demand (``{tool}``: the skill tool's name now).
+SKILL_LIST_INTRO = {lang: L["on_demand"] for lang, L in _LABELS.items()}

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 import pydantic
 
+from liveroom_sim.harness.augment_skills import SKILL_OPERATORS
 from liveroom_sim.harness.core import Constraints, Harness
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
@@ -32,6 +33,9 @@ OPERATORS = (
     "rename_tools", "rename_fields", "redescribe", "reorder_sections", "reformat",
     "paraphrase_skills", "reorder_skills", "vary_constraints",
 )
+#: Every operator a spec may name, in the order they apply: :data:`OPERATORS` (the
+#: default set) and the opt-in ones of the other modules.
+ALL_OPERATORS = (*OPERATORS, *SKILL_OPERATORS)
 
 
 class AugmentConfig(Frozen):
@@ -45,7 +49,7 @@ class AugmentConfig(Frozen):
     @pydantic.field_validator("operators")
     @classmethod
     def _known(cls, value):
-        return datafile.known_names(value, OPERATORS, "operators")
+        return datafile.known_names(value, ALL_OPERATORS, "operators")
 
 
 class Pools(Frozen):
@@ -77,7 +81,7 @@ def augment(harness: Harness, language: str, rng: np.random.Generator,
     """
     pools = pools or load_pools()
     h = harness
-    for op in OPERATORS:
+    for op in ALL_OPERATORS:
         if op in operators:
             h = _OPS[op](h, language, rng, pools)
     return h
@@ -176,6 +180,7 @@ _OPS = {
     "rename_tools": _rename_tools, "rename_fields": _rename_fields, "redescribe": _redescribe,
     "reorder_sections": _reorder_sections, "reformat": _reformat, "paraphrase_skills": _paraphrase_skills,
     "reorder_skills": _reorder_skills, "vary_constraints": _vary_constraints,
+    **SKILL_OPERATORS,
 }
 
 

@@ -61,6 +61,8 @@ class Skill(Frozen):
             term counts as relevant); ``None``: every situation; ``()``: none (a noise
             skill). ``pitch`` stands for presenting the featured product. Never shown
             to the policy.
+        origin: The name the skill has in its harness file, kept when augmentation
+            renames or masks it (``None``: not renamed). Never shown to the policy.
     """
 
     name: str
@@ -70,6 +72,12 @@ class Skill(Frozen):
     description: str | None = None
     intents: tuple[str, ...] | None = None
     instructions: str
+    origin: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The skill's identity across harness variants: its file name."""
+        return self.origin or self.name
 
     def relevant(self, intent: str) -> bool:
         """Whether the skill is for a situation of ``intent``."""

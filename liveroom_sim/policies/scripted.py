@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from liveroom_sim.policies.naive import NaiveAvatar
-from liveroom_sim.policies.skill_loading import _loading_note, _skill_list, _with_skills
+from liveroom_sim.policies.skill_loading import _loading_note, listed_skills, _with_skills
 from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greeted
 from liveroom_sim.policies.reading import (
     _CLOCK,
@@ -70,7 +70,7 @@ class ScriptedAvatar:
         """The next action; under a harness with skills on demand, the skills the action
         needs are loaded first (in the same tool turn as its lookups, or in a turn of
         their own before a reply that needs none)."""
-        skills = _skill_list(info)
+        skills = listed_skills(info)
         if not skills:
             return self._act(observation, info, info["tools"])
         tool, listed = skills

@@ -28,7 +28,7 @@ def _patterns(language: str) -> tuple[re.Pattern, re.Pattern, dict[str, str]]:
     return re.compile(intro), listed, labels
 
 
-def _skill_list(info: dict) -> tuple[dict, list[tuple[str, str, str]]] | None:
+def listed_skills(info: dict) -> tuple[dict, list[tuple[str, str, str]]] | None:
     """``(the skill tool's schema, [(name, type, description)])`` when the harness has
     skills on demand, else ``None``."""
     messages = info.get("messages") or ()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from liveroom_sim.errors import did_you_mean
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
 from liveroom_sim.rewards.context import TurnContext
@@ -79,7 +80,7 @@ def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, 
     A call whose arguments name a product, order or skill the room does not have fires
     the hook; a blocking hook replaces the call by an error carrying its message (the
     call is not run), a warning lets it run. Message placeholders: ``{tool}``,
-    ``{argument}``, ``{value}``.
+    ``{argument}``, ``{value}`` and ``{hint}`` (the closest names the room has).
     """
     hooks = [h for h in harness.hooks if h.type == "tool_arguments"]
     if not hooks or action.kind != "tool":
@@ -89,7 +90,7 @@ def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, 
         bad = None if call.error or call.arguments is None else _bad_argument(call, harness, market)
         if bad is not None:
             for hook in hooks:
-                message = hook.message.format(tool=call.name, argument=bad[0], value=bad[1])
+                message = hook.message.format(tool=call.name, argument=bad[0], value=bad[1], hint=bad[2])
                 fired.append((hook, message))
                 if hook.action != "warn" and call.error is None:
                     call = replace(call, error=message)
@@ -97,16 +98,22 @@ def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, 
     return (replace(action, tool_calls=tuple(calls)) if fired else action), fired
 
 
-def _bad_argument(call, harness: Harness, market) -> tuple[str, str] | None:
+def _bad_argument(call, harness: Harness, market) -> tuple[str, str, str] | None:
     """The first argument of the call (as the harness names it) that names nothing the
-    room has, with its value."""
+    room has: its name, its value and a did-you-mean hint."""
     shown = harness.tools[call.canonical].fields
     for field, value in call.arguments.items():
-        known = {"product_id": market.catalog.by_id, "order_id": {o.id for o in market.catalog.orders},
-                 "skill": {s.name.lower() for s in harness.skills}}.get(field)
-        key = value.strip().lower() if field == "skill" and isinstance(value, str) else value
-        if known is not None and (not isinstance(value, str) or key not in known):
-            return shown.get(field, field), str(value)
+        names = {"product_id": lambda: list(market.catalog.by_id), "order_id": lambda: [o.id for o in market.catalog.orders],
+                 "skill": lambda: [s.name for s in harness.skills]}.get(field)
+        if names is None:
+            continue
+        known = names()
+        if field == "skill":
+            ok = isinstance(value, str) and harness.skill_named(value) is not None
+        else:
+            ok = isinstance(value, str) and value in known
+        if not ok:
+            return shown.get(field, field), str(value), did_you_mean(str(value), known).strip()
     return None
 
 

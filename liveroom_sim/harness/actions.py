@@ -204,6 +204,7 @@ def _strip_text(text: str) -> tuple[str, int]:
         removed += len(re.sub(r"</?think>", "", m.group(0), flags=re.I).strip())
         return ""
 
-    text = _THINK.sub(cut, text)
-    text = _LEADING.sub(cut, text, count=1)
+    text = _LEADING.sub(cut, _THINK.sub(cut, text), count=1)
+    while "<think>" in text.lower():  # a cut can join a new tag ("<<think></think>think>")
+        text = _THINK.sub(cut, text)
     return text.strip(), removed

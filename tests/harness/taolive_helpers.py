@@ -19,6 +19,11 @@ WAITING = re.compile(r"^- @(\S+) \((\d+)s\): (.*)$", re.M)
 
 
 def make(env_id: str = "LiveRoom-TaoLive-v0", **kwargs):
+    """An env of a registered id, or of a spec file, with HSA off unless asked for."""
+    if env_id.endswith(".yaml"):
+        from liveroom_sim.env import LiveRoomEnv
+
+        return LiveRoomEnv(env_id, **{**PLAIN, **kwargs})
     return gym.make(env_id, **{**PLAIN, **kwargs})
 
 

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 import pydantic
 
+from liveroom_sim.harness import augment_limits
 from liveroom_sim.harness.augment_skills import SKILL_OPERATORS
 from liveroom_sim.harness.core import Constraints, Harness
 from liveroom_sim.world import datafile
@@ -33,9 +34,6 @@ OPERATORS = (
     "rename_tools", "rename_fields", "redescribe", "reorder_sections", "reformat",
     "paraphrase_skills", "reorder_skills", "vary_constraints",
 )
-#: Every operator a spec may name, in the order they apply: :data:`OPERATORS` (the
-#: default set) and the opt-in ones of the other modules.
-ALL_OPERATORS = (*OPERATORS, *SKILL_OPERATORS)
 
 
 class AugmentConfig(Frozen):
@@ -61,6 +59,13 @@ class Pools(Frozen):
     section_titles: dict[str, dict[str, tuple[str, ...]]]
     paraphrases: dict[str, dict[str, tuple[str, ...]]]
     constraints: dict[str, dict[str, tuple] | tuple]
+    #: Business ranges of numeric limits, per language: ``{max_chars: {en: [160, 280]}}``.
+    limits: dict[str, dict[str, tuple[int, int]]] = {}
+
+    @pydantic.field_validator("limits")
+    @classmethod
+    def _limits(cls, value):
+        return augment_limits.check_limits(value)
 
 
 @lru_cache(maxsize=4)
@@ -70,7 +75,7 @@ def load_pools(path: str = str(ENVS_DIR / "harness" / "hsa.yaml")) -> Pools:
 
 def augment(harness: Harness, language: str, rng: np.random.Generator,
             operators: tuple[str, ...] = OPERATORS, pools: Pools | None = None) -> Harness:
-    """A task-preserving variant of ``harness``; operators run in :data:`OPERATORS` order.
+    """A task-preserving variant of ``harness``; operators run in :data:`ALL_OPERATORS` order.
 
     Args:
         harness: The harness to vary.
@@ -181,7 +186,11 @@ _OPS = {
     "reorder_sections": _reorder_sections, "reformat": _reformat, "paraphrase_skills": _paraphrase_skills,
     "reorder_skills": _reorder_skills, "vary_constraints": _vary_constraints,
     **SKILL_OPERATORS,
+    **augment_limits.OPS,
 }
+#: Every operator a spec may name; :data:`OPERATORS` (the default set) and those of the
+#: operator modules, which run only when named.
+ALL_OPERATORS = tuple(_OPS)
 
 
 def episode_harness(harness: Harness, language: str, config: AugmentConfig | None, rng: np.random.Generator,

@@ -62,6 +62,9 @@ class TurnContext:
             this exchange (``(tool, "")`` for a tool without arguments); ``None`` when
             the caller does not track them (then no claim counts as unsupported).
         waiting: Names of the viewers whose question waits now (``None``: unknown).
+        failed_lookups: ``(canonical tool, argument)`` pairs whose calls this exchange
+            hit a tool fault (timeout, malformed or truncated output, denial) and were
+            not looked up since; ``None`` when none did (or faults are not tracked).
         redundant_calls: In a tool turn, the calls that repeat one already made this
             exchange (same tool, same arguments, nothing changed in between).
         since_pitch_s: Seconds since the host last presented the featured product (or
@@ -93,6 +96,7 @@ class TurnContext:
     since_pitch_s: float = 1e9
     reasoning_chars: int = 0
     reasoning_budget: int | None = None
+    failed_lookups: frozenset | None = None
 
     @property
     def analysis(self):

@@ -16,6 +16,7 @@ import numpy as np
 from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action, strip_reasoning
 from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
+from liveroom_sim.harness.faults import FaultPlan, fault_generator
 from liveroom_sim.rewards.conduct import says_slogan
 from liveroom_sim.rewards.context import Outcome, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
@@ -27,7 +28,7 @@ from liveroom_sim.sim.hooks import check_input, check_tool_calls, fired_hooks
 from liveroom_sim.sim.prompting import SystemPrompts
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
-from liveroom_sim.sim.toolbox import Lookups, run_calls
+from liveroom_sim.sim.toolbox import Lookups, run_tool_turn
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
 from liveroom_sim.spec import World
 from liveroom_sim.world import campaign as ev
@@ -44,6 +45,7 @@ class Turn:
     delivered: bool = False
     hooks: tuple[str, ...] = ()
     tool_errors: tuple[str, ...] = ()
+    tool_faults: tuple[dict, ...] = ()
     answered: str | None = None
     latency_s: float = 0.0
     reply: str = ""
@@ -94,6 +96,10 @@ class Room:
         self.pitched_at = -math.inf
         self.settled = False
         self.lookups = Lookups()
+        # Tool faults (off unless the spec sets rates or a caller pins one): their own
+        # generator, so the viewers' stream is the same with and without them.
+        tools = spec.tools
+        self.faults = FaultPlan(tools, fault_generator(rng, variant) if tools.faults.total > 0 else None)
         self.replies_since_slogan = 99
         self._event_index = 0
         self._retry = False
@@ -164,6 +170,7 @@ class Room:
         self._history.append(block)
         self.lookups = Lookups()  # facts (and skills) must be looked up again each exchange
         self._retries = 0
+        self.faults.new_exchange()
 
     # ----------------------------------------------------------------------- stepping
     @property
@@ -218,15 +225,17 @@ class Room:
     # ------------------------------------------------------------------ turns
     def _tool_turn(self, action: Action, latency: float) -> Turn:
         action, fired = check_tool_calls(action, self.harness, self.market)
-        calls, results, errors = run_calls(action, self.harness, self.market, self._harness_version)
+        calls, results, errors, faults, delay = run_tool_turn(action, self.harness, self.market,
+                                                              self._harness_version, self.faults)
         self.tool_errors += len(errors)
+        latency += delay
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
-        redundant = self.lookups.note(action, results, self._harness_version)
+        redundant = self.lookups.note(action, results, self._harness_version, faults)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s,
                           redundant_calls=redundant, **self._reasoning_fields())
         return Turn("tool", self.reward_model.score(ctx), [], hooks=tuple(f"{h.type}:{h.action}" for h, _ in fired),
-                    tool_errors=tuple(errors), latency_s=latency)
+                    tool_errors=tuple(errors), tool_faults=tuple(faults), latency_s=latency)
 
     def _reasoning_fields(self) -> dict:
         budget = self.spec.reasoning.budget_chars if self.spec.reasoning is not None else None

@@ -55,28 +55,34 @@ def _loading_note(messages: list[dict]) -> bool:
 
 
 def _loaded(messages: list[dict], tool: str) -> set[str]:
-    """Skills loaded, or asked for, since the latest room update (a load that failed is
-    not asked again: the host then replies without it)."""
+    """Skills done with since the latest room update: loaded, denied, or asked for twice
+    (a load that failed twice is not asked again: the host then replies without it)."""
     start = max((i for i, m in enumerate(messages) if m["role"] == "user" and _CLOCK.match(m.get("content") or "")),
                 default=0)
-    out = set()
+    asked: dict[str, str] = {}  # call id -> skill name
+    tries: dict[str, int] = {}
+    done: set[str] = set()
     for m in messages[start:]:
-        for c in m.get("tool_calls") or () if m["role"] == "assistant" else ():
-            if c["function"]["name"] == tool:
+        if m["role"] == "assistant":
+            for c in m.get("tool_calls") or ():
+                if c["function"]["name"] != tool:
+                    continue
                 try:
                     args = json.loads(c["function"]["arguments"])
                 except (TypeError, ValueError):
                     continue
-                out.update(v for v in args.values() if isinstance(v, str)) if isinstance(args, dict) else None
-        if m["role"] != "tool":
-            continue
-        try:
-            result = json.loads(m.get("content") or "")
-        except (TypeError, ValueError):
-            continue
-        if isinstance(result, dict) and "instructions" in result and isinstance(result.get("skill"), str):
-            out.add(result["skill"])
-    return out
+                for v in args.values() if isinstance(args, dict) else ():
+                    if isinstance(v, str):
+                        asked[c.get("id")] = v
+                        tries[v] = tries.get(v, 0) + 1
+        elif m["role"] == "tool" and m.get("tool_call_id") in asked:
+            try:
+                result = json.loads(m.get("content") or "")
+            except (TypeError, ValueError):
+                continue  # unreadable (a fault): asked again once
+            if isinstance(result, dict) and ("instructions" in result or "timeout" not in str(result.get("error", ""))):
+                done.add(asked[m["tool_call_id"]])  # loaded, denied, or no such skill: do not ask again
+    return done | {n for n, k in tries.items() if k >= 2}
 
 
 def _needed(intents: set[str], listed: list[tuple[str, str, str]], book: Phrasebook) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,16 +16,30 @@ import liveroom_sim  # noqa: F401
 from liveroom_sim.world.paths import ENVS_DIR
 
 PLAIN = {"harness_augmentation": {"probability": 0.0}}
+#: Tool faults off (they have their own tests): the features here are tested alone.
+NO_FAULTS = "tools: {faults: {timeout: 0.0, malformed: 0.0, truncated: 0.0, denied: 0.0}}\n"
+_SPECS: dict[str, str] = {}
 WAITING = re.compile(r"^- @(\S+) \((\d+)s\): (.*)$", re.M)
 
 
-def make(env_id: str = "LiveRoom-TaoLive-v0", **kwargs):
-    """An env of a registered id, or of a spec file, with HSA off unless asked for."""
-    if env_id.endswith(".yaml"):
-        from liveroom_sim.env import LiveRoomEnv
+def make(env_id: str = "LiveRoom-TaoLive-v0", faults: bool = False, **kwargs):
+    """An env of a registered id, or of a spec file, with HSA off unless asked for; for
+    LiveRoom-TaoLive-v0, tool faults off unless asked for."""
+    from liveroom_sim.env import LiveRoomEnv
 
+    if env_id == "LiveRoom-TaoLive-v0" and not faults:
+        env_id = _SPECS.get(env_id) or _SPECS.setdefault(env_id, _without_faults())
+    if env_id.endswith(".yaml"):
         return LiveRoomEnv(env_id, **{**PLAIN, **kwargs})
     return gym.make(env_id, **{**PLAIN, **kwargs})
+
+
+def _without_faults() -> str:
+    folder = Path(tempfile.mkdtemp(prefix="taolive-"))
+    spec = folder / "TaoLiveNoFaults-v0.yaml"
+    spec.write_text(f"extends: {ENVS_DIR / 'LiveRoom-TaoLive-v0.yaml'}\nid: TaoLiveNoFaults-v0\n{NO_FAULTS}",
+                    encoding="utf-8")
+    return str(spec)
 
 
 def variant_spec(tmp_path: Path, edit) -> str:
@@ -36,7 +51,7 @@ def variant_spec(tmp_path: Path, edit) -> str:
     (folder / "harness.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     spec = tmp_path / "Variant-v0.yaml"
     spec.write_text(f"extends: {ENVS_DIR / 'LiveRoom-TaoLive-v0.yaml'}\nid: Variant-v0\nharness: harness\n"
-                    "harness_augmentation: {probability: 0.0}\n", encoding="utf-8")
+                    f"harness_augmentation: {{probability: 0.0}}\n{NO_FAULTS}", encoding="utf-8")
     return str(spec)
 
 

@@ -189,3 +189,21 @@ def test_a_harness_with_skills_on_demand_needs_descriptions(tmp_path):
 
     with pytest.raises(SpecError, match="answering.*description"):
         load_harness(folder)
+
+
+def test_on_the_full_taolive_room_with_tool_faults_the_scripted_host_still_serves():
+    env = __import__("gymnasium").make("LiveRoom-TaoLive-v0")  # as registered: faults on, HSA on half
+    results = {}
+    for name, policy in (("scripted", ScriptedAvatar()), ("none", _WithoutSkills()), ("naive", NaiveAvatar())):
+        obs, info = env.reset(seed=5)
+        ret, faults, skills = 0.0, 0, 0.0
+        while True:
+            obs, r, term, trunc, info = env.step(policy(obs, info))
+            ret, faults = ret + r, faults + len(info["turn"]["tool_faults"])
+            skills += info["reward_breakdown"]["skills"]
+            if term or trunc:
+                break
+        results[name] = (ret, faults, skills)
+    assert results["scripted"][1] > 0  # the services did fail
+    assert results["scripted"][2] > 0 > results["none"][2]
+    assert results["scripted"][0] > 0 > max(results["none"][0], results["naive"][0])

@@ -172,8 +172,8 @@ _LEADING = re.compile(r"^.*?</think>", re.S | re.I)
 def strip_reasoning(action: Any) -> tuple[Any, int]:
     """``(action without its reasoning, characters of reasoning removed)``.
 
-    Reasoning is text inside ``<think>...</think>`` (an unclosed ``<think>`` runs to the
-    end; a ``</think>`` with no opening tag closes what came before it, as reasoning
+    Reasoning is text inside ``<think>...</think>`` (tags in lower, upper or title case; an
+    unclosed ``<think>`` runs to the end; a ``</think>`` with no opening tag closes what came before it, as reasoning
     models emit when the chat template opens the tag). The room never hears it. A JSON
     action's ``content`` is stripped the same way. Non-text actions pass unchanged.
 
@@ -183,7 +183,8 @@ def strip_reasoning(action: Any) -> tuple[Any, int]:
     """
     if isinstance(action, bytes):
         action = action.decode("utf-8", errors="replace")
-    if not isinstance(action, str) or "think>" not in action.lower():
+    # (checked without lower-casing the action: this runs on every step)
+    if not isinstance(action, str) or ("hink>" not in action and "HINK>" not in action):
         return action, 0
     if action.lstrip().startswith("{"):
         try:

@@ -6,8 +6,9 @@ Skill identifiers: ``inject_noise_skills`` (skills for no situation a viewer bri
 ``rewrite_skill_content`` (the rules as a numbered list, bullets or one paragraph),
 ``mask_skill_content`` (worked examples omitted, rules kept), ``reorder_skill_content``.
 Hooks: ``vary_retry`` (how many retries the harness grants, within the range the business
-allows) and ``restructure_hook_messages`` (what a retry turn says around the hook's
-message).
+allows), ``restructure_hook_messages`` (what a retry turn says around the hook's
+message) and ``simulate_corrections`` (a share of exchanges opens with a draft the hooks
+blocked, shown with its retry message, so the policy's first move is the correction).
 
 Each operator is task-preserving: the catalog, campaign and viewers are not touched; a
 renamed or masked skill keeps its identity (:attr:`~liveroom_sim.harness.core.Skill.key`),
@@ -177,6 +178,16 @@ def restructure_hook_messages(h: Harness, lang: str, rng: np.random.Generator, p
     return h.model_copy(update={"retry": RetryControl(max_retries=h.retry.max_retries, message=_pick(rng, options))})
 
 
+def simulate_corrections(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> Harness:
+    """Open a share of the exchanges with a simulated hook-triggered correction: a
+    careless draft the harness's hooks block, shown with its retry message (see
+    :func:`liveroom_sim.sim.hooks.simulated_correction`)."""
+    options = load_skill_pools().retry.get("simulated", ())
+    if not options:
+        return h
+    return h.model_copy(update={"retry": h.retry.model_copy(update={"simulated": float(_pick(rng, options))})})
+
+
 #: The operators of this module, in the order :func:`liveroom_sim.harness.augment.augment`
 #: applies them (descriptions are rewritten by a skill's file name, before renaming).
 SKILL_OPERATORS = {
@@ -189,4 +200,5 @@ SKILL_OPERATORS = {
     "mask_skill_names": mask_skill_names,
     "vary_retry": vary_retry,
     "restructure_hook_messages": restructure_hook_messages,
+    "simulate_corrections": simulate_corrections,
 }

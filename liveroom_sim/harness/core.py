@@ -106,11 +106,14 @@ class RetryControl(Frozen):
 
     ``max_retries``: more turns the policy gets in one exchange after blocked replies;
     ``message``: what the retry turn says (``{message}``: the hook's message, ``{type}``:
-    the hook's type, ``{left}``: retries left after this one).
+    the hook's type, ``{left}``: retries left after this one); ``simulated``: the share of
+    exchanges that open with a simulated hook-triggered correction (a draft the hooks
+    blocked, shown with its retry message: the policy's first move is the correction).
     """
 
     max_retries: int = pydantic.Field(1, ge=0, le=5)
     message: str = pydantic.Field("[hook] {message}", pattern=r"\{message\}")
+    simulated: float = pydantic.Field(0.0, ge=0.0, le=1.0)
 
 
 class Constraints(Frozen):

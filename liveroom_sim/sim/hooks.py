@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from liveroom_sim.errors import did_you_mean
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
@@ -145,3 +147,42 @@ def check_input(update: str, messages: list, harness: Harness, cues: tuple[str, 
 
 def _instructs(text: str, cues: tuple[str, ...]) -> bool:
     return any(c in text for c in cues) or any(t in text for t in MARKUP)
+
+
+#: Key of the simulated corrections' generator in the episode's seed sequence.
+_CORRECTIONS_KEY = 0x5C0AA
+
+
+def corrections_generator(rng: np.random.Generator) -> np.random.Generator:
+    """The generator of an episode's simulated corrections: derived from its seed
+    sequence by a fixed key, so it consumes nothing of the viewers' stream."""
+    seq = rng.bit_generator.seed_seq
+    child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, _CORRECTIONS_KEY), pool_size=seq.pool_size)
+    return np.random.Generator(np.random.PCG64(child))
+
+
+def simulated_correction(room, rng: np.random.Generator) -> tuple[object, str, str] | None:
+    """A hook-triggered correction to open the exchange with, or ``None``:
+    ``(hook, draft, retry message)`` when the draw falls within the harness's
+    ``retry.simulated`` share and a draft trips a ``block_retry`` hook.
+
+    Drafts are the phrasebook's generic host lines as a careless policy would send them:
+    as they are (no skill loaded, nobody addressed), past the length limit, or wrapped in
+    tool-call markup; the hooks judge each exactly as they judge a reply.
+    """
+    control = room.harness.retry
+    if control.max_retries == 0 or rng.random() >= control.simulated:
+        return None
+    from liveroom_sim.sim.context import reply_context  # (the room's own reading of a reply)
+
+    lines = room.world.phrasebook.host["naive"]
+    line = lines[int(rng.integers(len(lines)))]
+    drafts = [line, " ".join([line] * (room.harness.constraints.max_chars // max(len(line), 1) + 2)),
+              f"<tool_call>{line}</tool_call>"]
+    for i in rng.permutation(len(drafts)):
+        fired = [(h, m) for h, m in fired_hooks(reply_context(room, drafts[i], None, 0.0)) if h.action == "block_retry"]
+        if fired:
+            hook, message = fired[0]
+            # (a simulated correction uses none of the exchange's retries)
+            return hook, drafts[i], control.message.format(message=message, type=hook.type, left=control.max_retries)
+    return None

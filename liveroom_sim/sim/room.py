@@ -24,7 +24,13 @@ from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.context import reply_context
 from liveroom_sim.sim.ending import losses, losses_since, settle
 from liveroom_sim.sim.history import Block, room_update
-from liveroom_sim.sim.hooks import check_input, check_tool_calls, fired_hooks
+from liveroom_sim.sim.hooks import (
+    check_input,
+    check_tool_calls,
+    corrections_generator,
+    fired_hooks,
+    simulated_correction,
+)
 from liveroom_sim.sim.prompting import SystemPrompts
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
@@ -106,6 +112,7 @@ class Room:
         self._reasoning = 0
         self._retries = 0  # retries granted in this exchange (the harness's retry control)
         self._input_hooks: tuple[str, ...] = ()
+        self._corrections: np.random.Generator | None = None
         self._history: deque[Block] = deque(maxlen=spec.stream.history_turns)
         self._notes: list[str] = []
         self._seen_chat = 0
@@ -160,6 +167,7 @@ class Room:
         new = self.crowd.chat[self._seen_chat:]
         self._seen_chat = len(self.crowd.chat)
         update = room_update(self.clock, self.market, self.crowd, self.harness, self._notes, new)
+        self._input_hooks = ()
         if any(h.type == "input_check" for h in self.harness.hooks):  # it reads what the update shows
             shown = [*new[-12:], *(m for m in self.crowd.pending if m.viewer.present)]
             update, fired = check_input(update, shown, self.harness, self.world.phrasebook.cues.get("inject", ()))
@@ -171,6 +179,15 @@ class Room:
         self.lookups = Lookups()  # facts (and skills) must be looked up again each exchange
         self._retries = 0
         self.faults.new_exchange()
+        if self.harness.retry.simulated:  # HSA: open with a simulated hook-triggered correction
+            if self._corrections is None:
+                self._corrections = corrections_generator(self.rng)
+            simulated = simulated_correction(self, self._corrections)
+            if simulated is not None:
+                hook, draft, message = simulated
+                # (context only: the exchange's own retries stay the harness's)
+                block.add({"role": "assistant", "content": draft}, {"role": "user", "content": message})
+                self._input_hooks += (f"{hook.type}:simulated",)
 
     # ----------------------------------------------------------------------- stepping
     @property

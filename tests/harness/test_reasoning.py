@@ -60,3 +60,8 @@ def test_strip_reasoning_leaves_no_think_block_and_counts_at_most_what_it_remove
     assert 0 <= removed <= len(text)
     if "think>" not in text.lower():
         assert (out, removed) == (text, 0)
+
+
+def test_strip_reasoning_reads_upper_and_title_case_tags():
+    assert strip_reasoning("<THINK>plan</THINK>hi") == ("hi", 4)
+    assert strip_reasoning("<Think>plan</Think>hi") == ("hi", 4)

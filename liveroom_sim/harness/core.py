@@ -18,12 +18,10 @@ from typing import Literal
 import pydantic
 
 from liveroom_sim.errors import SpecError
+from liveroom_sim.harness.tools import SKILL_TOOL  # (tools import no harness code: no cycle)
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import SkillType
 from liveroom_sim.world.datafile import Frozen
-
-#: The canonical name of the tool that loads a skill (offered when skills are on demand).
-SKILL_TOOL = "load_skill"
 
 
 class PromptSection(Frozen):

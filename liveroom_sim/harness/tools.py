@@ -17,8 +17,11 @@ from typing import Any
 import pydantic
 
 from liveroom_sim.errors import UnknownNameError, did_you_mean
-from liveroom_sim.harness.core import SKILL_TOOL, Harness
 from liveroom_sim.world.market import Market
+
+#: The canonical name of the tool that loads a skill (a harness that offers it has skills
+#: on demand: :attr:`liveroom_sim.harness.core.Harness.skills_on_demand`).
+SKILL_TOOL = "load_skill"
 
 
 def get_product(market: Market, product_id: str) -> dict:
@@ -94,7 +97,7 @@ def get_order_status(market: Market, order_id: str) -> dict:
     return {**o.model_dump(), "product_name": market.catalog.product(o.product_id).name}
 
 
-def load_skill(harness: Harness, skill: str) -> dict:
+def load_skill(harness: Any, skill: str) -> dict:
     """Load a skill: its full instructions, by the name the skill list gives.
 
     Args:
@@ -119,11 +122,11 @@ class Tool:
     params: dict[str, type]
     schema: dict
 
-    def run(self, market: Market, arguments: dict[str, Any], harness: Harness | None = None) -> dict:
+    def run(self, market: Market, arguments: dict[str, Any], harness: Any = None) -> dict:
         """Validate ``arguments`` (canonical field names) and run; errors come back as data.
 
-        ``harness``: the harness in force, which :func:`load_skill` reads (the other
-        tools read only the market)."""
+        ``harness``: the harness in force (a :class:`~liveroom_sim.harness.core.Harness`),
+        which :func:`load_skill` reads (the other tools read only the market)."""
         # The common case (exact fields of plain types) is checked directly; anything
         # else goes through the pydantic model, whose messages name field and problem.
         if arguments.keys() != self.params.keys() or not all(

@@ -2,7 +2,7 @@
 
 A spec's ``tools:`` block sets how often a call times out, returns malformed or
 truncated output, or is denied (permission), and what a timeout costs in latency.
-:class:`FaultPlan` decides, call by call, which fault (if any) hits; it draws from a
+:class:`ToolFaultPlan` decides, call by call, which fault (if any) hits; it draws from a
 generator of its own, spawned from the episode's seed sequence per harness variant, so
 the same seed and actions give the same faults and the viewers' stream is untouched.
 Callers (eval suites, tests) can also *pin* a fault on a given call, which needs no
@@ -11,7 +11,7 @@ call. See ``docs/tool-faults.md``.
 
 Example:
     >>> import numpy as np
-    >>> plan = FaultPlan(ToolsConfig(pinned=({"kind": "timeout", "call": 2},)), np.random.default_rng(0))
+    >>> plan = ToolFaultPlan(ToolsConfig(pinned=({"kind": "timeout", "call": 2},)), np.random.default_rng(0))
     >>> [plan.draw("get_price_stock", "p1") for _ in range(3)]
     [None, 'timeout', None]
 """
@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import pydantic
 
+from liveroom_sim.errors import did_you_mean
 from liveroom_sim.world.datafile import Frozen
 
 #: Fault kinds, in the order their rates are stacked when one is drawn.
@@ -58,7 +59,8 @@ class PinnedFault(Frozen):
     """A fault forced on a call, whatever the rates draw.
 
     ``call`` is the 1-based number of the tool call in the episode (counting every
-    call of every tool turn, retries included); ``tool`` a canonical tool name. With
+    call that reached the service, in every tool turn, retries included; a call with an
+    unknown tool or bad arguments does not count); ``tool`` a canonical tool name. With
     both, the pin hits that call only if it is to that tool; with ``tool`` alone, the
     next ``times`` calls to that tool; with ``call`` alone, that call whatever its tool.
     """
@@ -72,6 +74,11 @@ class PinnedFault(Frozen):
     def _targets_something(self):
         if self.call is None and self.tool is None:
             raise ValueError("a pinned fault needs 'call', 'tool' or both")
+        from liveroom_sim.harness.tools import TOOLS  # tools import the market only: no cycle
+
+        if self.tool is not None and self.tool not in TOOLS:
+            raise ValueError(f"unknown tool {self.tool!r}{did_you_mean(self.tool, TOOLS)}; pins name tools "
+                             f"canonically, one of {sorted(TOOLS)}")
         return self
 
 
@@ -91,7 +98,7 @@ class ToolsConfig(Frozen):
         return self.faults.total > 0 or bool(self.pinned)
 
 
-class FaultPlan:
+class ToolFaultPlan:
     """Which fault hits each tool call of one episode.
 
     Args:

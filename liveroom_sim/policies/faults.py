@@ -113,14 +113,16 @@ def _cannot_check(book: Phrasebook, lang: str, mention: str, subject: str, syste
 
 
 def _failed_asks(messages: list[dict]) -> set[tuple[str, str, str]]:
-    """``(mention, intent, subject)`` of the asks whose lookup in view failed (the host
-    said it could not check): they are served again, with a new lookup."""
+    """``(mention, intent, subject)`` of the asks whose latest lookup in view failed (the
+    host said it could not check): they are served again, with a new lookup."""
     out = set()
     for k in range(1, len(messages)):
         m = messages[k]
         if m["role"] == "assistant" and not m.get("tool_calls") and messages[k - 1]["role"] == "tool":
             _, note, faulted = _lookup_results(messages[:k])
-            if faulted and note.startswith("serving "):
+            if note.startswith("serving "):
                 mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
-                out.update((mention, i, p) for i, p in zip(intents.split("+"), subjects.split("+")))
+                asks = {(mention, i, p) for i, p in zip(intents.split("+"), subjects.split("+"))}
+                # Only the latest lookup of an ask counts: one that got through later served it.
+                out = (out | asks) if faulted else (out - asks)
     return out

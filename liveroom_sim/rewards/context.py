@@ -65,6 +65,8 @@ class TurnContext:
         failed_lookups: ``(canonical tool, argument)`` pairs whose calls this exchange
             hit a tool fault (timeout, malformed or truncated output, denial) and were
             not looked up since; ``None`` when none did (or faults are not tracked).
+        unavailable_lookups: Those of ``failed_lookups`` the host could not get this
+            exchange: denied, or faulted again when retried (``None``: none).
         redundant_calls: In a tool turn, the calls that repeat one already made this
             exchange (same tool, same arguments, nothing changed in between).
         since_pitch_s: Seconds since the host last presented the featured product (or
@@ -97,6 +99,7 @@ class TurnContext:
     reasoning_chars: int = 0
     reasoning_budget: int | None = None
     failed_lookups: frozenset | None = None
+    unavailable_lookups: frozenset | None = None
 
     @property
     def analysis(self):

@@ -74,10 +74,11 @@ def unchecked_claims(ctx) -> list:
             and not _backed(c, ctx.lookups) and _backed(c, failed)]
 
 
-def lookup_failed_for(ctx, question) -> bool:
+def lookup_failed_for(ctx, question, unavailable: bool = False) -> bool:
     """Whether a lookup about ``question``'s product or order (or a tool of no argument)
-    hit a tool fault this exchange and was not made since."""
-    failed = ctx.failed_lookups
+    hit a tool fault this exchange and was not made since; with ``unavailable``, whether
+    one could not be had at all (denied, or faulted again on a retry)."""
+    failed = ctx.unavailable_lookups if unavailable else ctx.failed_lookups
     return bool(failed) and any(s in ("", question.product, question.order) for _, s in failed)
 
 

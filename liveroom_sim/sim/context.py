@@ -23,4 +23,5 @@ def reply_context(room, text: str, target: ChatMessage | None, latency: float) -
         latency_budget_s=room.spec.latency.budget_s, turn_latency_s=latency,
         lookups=frozenset(room.lookups.made), waiting=waiting, since_pitch_s=since_pitch,
         failed_lookups=frozenset(room.lookups.failed) if room.lookups.failed else None,
+        unavailable_lookups=frozenset(room.lookups.unavailable) if room.lookups.unavailable else None,
     )

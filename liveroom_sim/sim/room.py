@@ -16,7 +16,7 @@ import numpy as np
 from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action, strip_reasoning
 from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
-from liveroom_sim.harness.faults import FaultPlan, fault_generator
+from liveroom_sim.harness.faults import ToolFaultPlan, fault_generator
 from liveroom_sim.rewards.conduct import says_slogan
 from liveroom_sim.rewards.context import Outcome, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
@@ -105,7 +105,7 @@ class Room:
         # Tool faults (off unless the spec sets rates or a caller pins one): their own
         # generator, so the viewers' stream is the same with and without them.
         tools = spec.tools
-        self.faults = FaultPlan(tools, fault_generator(rng, variant) if tools.faults.total > 0 else None)
+        self.faults = ToolFaultPlan(tools, fault_generator(rng, variant) if tools.faults.total > 0 else None)
         self.replies_since_slogan = 99
         self._event_index = 0
         self._retry = False

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import Harness
-from liveroom_sim.harness.faults import FaultPlan, faulted_content
+from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
 from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.world.market import Market
 
@@ -40,7 +40,7 @@ class ToolTurn(NamedTuple):
 
 
 def run_tool_turn(action: Action, harness: Harness, market: Market, harness_version: int,
-                  faults: FaultPlan | None = None) -> ToolTurn:
+                  faults: ToolFaultPlan | None = None) -> ToolTurn:
     """Run a tool turn's calls, with the faults ``faults`` decides (none when ``None``)."""
     calls, results, errors, hit = [], [], [], []
     inject = faults is not None and faults.active
@@ -105,14 +105,17 @@ class Lookups:
     truncated is not redundant, retrying a denied one is (a denial says a retry will not
     help, and it does not). ``failed`` holds the ``(tool, subject)`` pairs whose calls
     faulted this exchange and were not looked up since: a fact about one of them, stated
-    anyway, was not looked up (the reward reads it as such).
+    anyway, was not looked up (the reward reads it as such). ``unavailable`` holds those
+    of them the host cannot get this exchange: denied, or faulted again on a retry.
     """
 
     def __init__(self):
         self.made: set[tuple[str, str]] = set()
         self.calls: set[tuple] = set()
         self.failed: set[tuple[str, str]] = set()
+        self.unavailable: set[tuple[str, str]] = set()
         self._denied: set[tuple] = set()
+        self._faulted: set[tuple] = set()
 
     def note(self, action: Action, results: list[dict], harness_version: int,
              faults: list[dict] = ()) -> int:
@@ -131,6 +134,9 @@ class Lookups:
                     self._denied.add(key)
                 if pair not in self.made:
                     self.failed.add(pair)
+                    if kind == "denied" or key in self._faulted:
+                        self.unavailable.add(pair)
+                self._faulted.add(key)
                 continue
             if result["content"].startswith('{"error"'):
                 continue
@@ -138,4 +144,5 @@ class Lookups:
             self.calls.add(key)
             self.made.add(pair)
             self.failed.discard(pair)
+            self.unavailable.discard(pair)
         return redundant

@@ -111,25 +111,39 @@ def test_a_denial_holds_for_the_exchange_and_retrying_it_is_redundant():
     assert info["turn"]["tool_faults"] == []
 
 
+def _answer_after_faults(env, pins: int, answer: str, retries: int = 1):
+    """A waiting price question; its price lookup tried ``retries + 1`` times, the first
+    ``pins`` of them timing out; then ``answer`` (made_up: the price as known a moment
+    ago; honest: "can't check"; looked: the price the lookup returned)."""
+    options = {"tool_faults": [{"kind": "timeout", "tool": "get_price_stock", "times": pins}]} if pins else None
+    _, name, product = waiting_price_question(env, options=options)
+    price = env.room.market.price(product.id)  # right: only not checked
+    for _ in range(retries + 1):
+        _, _, _, _, info = env.step(call("get_price_stock", product_id=product.id))
+    text = (f"@{name} sorry, I can't check that right now, ask me again in a moment!" if answer == "honest"
+            else f"@{name} {product.name} is ${price:.2f} right now.")
+    _, reward, _, _, info = env.step(text)
+    return reward, info
+
+
 def test_a_fact_stated_after_its_lookup_failed_loses_to_an_honest_answer():
     env = LiveRoomEnv(TINY)
-    pin = {"tool_faults": [{"kind": "timeout", "tool": "get_price_stock", "times": 50}]}
-    totals = {}
-    for answer in ("made_up", "honest"):
-        _, name, product = waiting_price_question(env, options=pin)
-        # What the price was a moment ago, known by heart (it is right: only unchecked).
-        price = env.room.market.price(product.id)
-        _, _, _, _, info = env.step(call("get_price_stock", product_id=product.id))
-        assert info["turn"]["tool_faults"]
-        text = (f"@{name} {product.name} is ${price:.2f} right now." if answer == "made_up"
-                else f"@{name} sorry, I can't check that right now, ask me again in a moment!")
-        _, reward, _, _, info = env.step(text)
-        totals[answer] = reward
-        if answer == "made_up":
-            assert info["reward_breakdown"]["factuality"] < 0
-            assert info["reward_breakdown"]["tools"] == -1
-            assert any("lookup failed" in r for r in info["reward_reasons"]["tools"])
-    assert totals["honest"] > totals["made_up"]
+    made_up, info = _answer_after_faults(env, 2, "made_up")
+    assert info["reward_breakdown"]["factuality"] < 0 and info["reward_breakdown"]["tools"] == -1
+    assert any("lookup failed" in r for r in info["reward_reasons"]["tools"])
+    assert info["reward_breakdown"]["engagement"] <= 0  # a guess is no answer
+    honest, info = _answer_after_faults(env, 2, "honest")
+    assert any("cannot check" in r for r in info["reward_reasons"]["engagement"])
+    looked, _ = _answer_after_faults(env, 1, "looked")  # the retry got through
+    assert looked > honest > made_up
+
+
+def test_giving_up_after_one_timeout_earns_less_than_retrying():
+    env = LiveRoomEnv(TINY)
+    gave_up, info = _answer_after_faults(env, 1, "honest", retries=0)
+    assert not any("cannot check" in r for r in info["reward_reasons"]["engagement"])  # a retry was due
+    retried, _ = _answer_after_faults(env, 1, "looked", retries=1)
+    assert retried > gave_up
 
 
 def test_rates_draw_the_same_faults_for_the_same_seed_and_leave_the_viewers_alone(tiny_dir):
@@ -158,6 +172,10 @@ def test_bad_fault_settings_are_clear_errors(tiny_dir):
         env.reset(seed=0, options={"tool_faults": [{"kind": "explode", "call": 1}]})
     with pytest.raises(ValueError, match="needs 'call', 'tool' or both"):
         env.reset(seed=0, options={"tool_faults": [{"kind": "timeout"}]})
+    with pytest.raises(ValueError, match="unknown tool 'get_price' \\(did you mean 'get_price_stock'\\?\\)"):
+        env.reset(seed=0, options={"tool_faults": [{"kind": "timeout", "tool": "get_price"}]})
+    with pytest.raises(ValueError, match="expected a list of pinned faults"):
+        env.reset(seed=0, options={"tool_faults": {"kind": "timeout", "call": 1}})
 
 
 # ------------------------------------------------------------------ the scripted host
@@ -209,3 +227,52 @@ def test_scripted_host_asks_again_after_it_could_not_check(tiny_dir):
     replies = [a for a, i in seen if i["turn"]["kind"] == "reply"]
     assert "can't check" in replies[0]
     assert replies[1].startswith(f"@{name}") and seen[-1][1]["reward_breakdown"]["factuality"] > 0
+
+
+class RememberingHost(ScriptedAvatar):
+    """The scripted host, but when a lookup fails it answers from what the same call
+    returned earlier, as if it had looked it up: it states facts it could not check."""
+
+    def __init__(self):
+        self.memory: dict[str, str] = {}
+
+    def __call__(self, observation, info):
+        messages = [dict(m) for m in info["messages"]]
+        calls = {c["id"]: c["function"]["name"] + c["function"]["arguments"]
+                 for m in messages if m.get("tool_calls") for c in m["tool_calls"]}
+        for m in messages:
+            if m["role"] == "tool" and m["tool_call_id"] in calls:
+                key = calls[m["tool_call_id"]]
+                try:
+                    json.loads(m["content"])
+                    ok = not m["content"].startswith('{"error"')
+                except ValueError:
+                    ok = False
+                if ok:
+                    self.memory[key] = m["content"]
+                elif key in self.memory:
+                    m["content"] = self.memory[key]  # the fact from before, unchecked now
+        return super().__call__(observation, {**info, "messages": messages})
+
+
+def test_over_an_episode_honesty_recovers_and_stating_unchecked_facts_loses_accuracy(tiny_dir):
+    env = LiveRoomEnv(faulty_spec(tiny_dir, {"timeout": 0.25, "malformed": 0.1, "truncated": 0.05, "denied": 0.1}))
+    honest = [play(env, ScriptedAvatar(), s)[2]["episode"] for s in range(6)]
+    remembering = [play(env, RememberingHost(), s)[2]["episode"] for s in range(6)]
+    naive = [play(env, NaiveAvatar(), s)[2]["episode"] for s in range(6)]
+    total = lambda eps, key="return": sum(e[key] if key == "return" else e["returns"][key] for e in eps)  # noqa: E731
+    assert total(honest) > total(remembering) > total(naive)
+    assert total(honest, "tools") > total(remembering, "tools")
+    assert total(honest, "factuality") > total(remembering, "factuality")
+
+
+def test_a_fault_pinned_on_a_call_number_hits_that_call_and_bad_calls_do_not_count():
+    env = LiveRoomEnv(TINY)
+    env.reset(seed=0, options={"tool_faults": [{"kind": "malformed", "call": 2}]})
+    env.step(call("get_price_stock", product_id="no-such-product"))  # the policy's error: not a service call
+    turn = json.dumps({"content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": "get_price_stock", "arguments": json.dumps({"product_id": p})}}
+        for i, p in enumerate(("sk-serum-t", "ap-tee-t", "sn-bar-t"))]})
+    _, _, _, _, info = env.step(turn)
+    assert info["turn"]["tool_faults"] == [{"call_id": "c1", "tool": "get_price_stock", "kind": "malformed"}]
+    assert json.loads(info["messages"][-1]["content"])["product_id"] == "sn-bar-t"

@@ -3,6 +3,7 @@ played on LiveRoom-TaoLive-v0 (HSA off unless a test turns it on)."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 import shutil
@@ -36,6 +37,7 @@ def make(env_id: str = "LiveRoom-TaoLive-v0", faults: bool = False, **kwargs):
 
 def _without_faults() -> str:
     folder = Path(tempfile.mkdtemp(prefix="taolive-"))
+    atexit.register(shutil.rmtree, folder, True)
     spec = folder / "TaoLiveNoFaults-v0.yaml"
     spec.write_text(f"extends: {ENVS_DIR / 'LiveRoom-TaoLive-v0.yaml'}\nid: TaoLiveNoFaults-v0\n{NO_FAULTS}",
                     encoding="utf-8")

@@ -129,3 +129,22 @@ def test_simulated_corrections_open_exchanges_with_a_blocked_draft_and_keep_the_
     # host reads its idle-pitch clock from the last message, which a correction's retry
     # note moves; fixing that would change LiveRoom-zh-v0's returns.)
     assert ret == pytest.approx(plain, rel=0.1)
+
+
+def test_a_simulated_draft_is_never_trained_on_in_the_sft_conversation():
+    from liveroom_sim.train.conversation import Conversation
+
+    env = make(harness_augmentation={"probability": 1.0, "operators": ["simulate_corrections"]})
+    obs, info = env.reset(seed=1)
+    policy, talk, drafts = ScriptedAvatar(), Conversation(lambda: True), []
+    talk.start(info)
+    while True:
+        obs, r, term, trunc, info = env.step(policy(obs, info))
+        if any(h.endswith(":simulated") for h in info["turn"]["hooks"]):
+            drafts.append(info["messages"][-2]["content"])
+        talk.step(info, r)
+        if term or trunc:
+            break
+    assert drafts
+    kept = [m for m in talk.messages if m["role"] == "assistant" and m.get("content") in drafts]
+    assert kept and all(m["weight"] == 0 for m in kept)

@@ -135,7 +135,8 @@ class LiveRoomEnv(gym.Env[str, str]):
             info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
                             "tool_errors": list(turn.tool_errors),
                             "tool_faults": list(turn.tool_faults), "answered": turn.answered, "reply": turn.reply,
-                            "latency_s": turn.latency_s, "gated": turn.reward.gated}
+                            "latency_s": turn.latency_s, "gated": turn.reward.gated,
+                            "reasoning_chars": turn.reasoning_chars}
         if room.terminated or room.truncated:
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
                                "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}

@@ -36,6 +36,9 @@ from liveroom_sim.world.rules import RuleSet
 #: Reward components, in the paper's terms: factuality is accuracy, engagement is
 #: effectiveness, tools is tool rationality, outcome is what the room lost.
 COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome")
+#: Components a spec may add by giving them a weight: skill selection and the reasoning
+#: length penalty. A spec that does not name one neither computes nor reports it.
+OPTIONAL_COMPONENTS = ("skills", "reasoning")
 
 
 class RoomConfig(Frozen):
@@ -118,8 +121,23 @@ class RewardConfig(Frozen):
     @pydantic.field_validator("weights")
     @classmethod
     def _known(cls, value):
-        datafile.known_names(value, COMPONENTS, "reward components")
-        return {c: float(value.get(c, 0.0)) for c in COMPONENTS}
+        datafile.known_names(value, (*COMPONENTS, *OPTIONAL_COMPONENTS), "reward components")
+        return {c: float(value.get(c, 0.0)) for c in COMPONENTS} | {
+            c: float(value[c]) for c in OPTIONAL_COMPONENTS if c in value}
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """The components this spec computes: :data:`COMPONENTS` and the optional ones
+        it names."""
+        return (*COMPONENTS, *(c for c in OPTIONAL_COMPONENTS if c in self.weights))
+
+
+class ReasoningConfig(Frozen):
+    """The reasoning budget: ``<think>...</think>`` is always stripped before the room
+    hears an action; past ``budget_chars`` characters of reasoning in one action, the
+    ``reasoning`` reward component charges the excess (see ``docs/rewards.md``)."""
+
+    budget_chars: int = pydantic.Field(400, ge=0, le=100_000)
 
 
 class SpecFile(Frozen):
@@ -141,6 +159,7 @@ class SpecFile(Frozen):
     harness_augmentation: AugmentConfig | None = None
     tools: ToolsConfig = ToolsConfig()
     world: WorldRanges = WorldRanges()
+    reasoning: ReasoningConfig | None = None
 
 
 class World(Frozen):

@@ -162,3 +162,50 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
         return ToolCall(cid, name, raw_text, canonical, error=f"unknown argument for {name}: {now}")
     args = {to_canonical.get(k, k): v for k, v in raw.items()}
     return ToolCall(cid, name, raw_text, canonical, args)
+
+
+
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
+_LEADING = re.compile(r"^.*?</think>", re.S | re.I)
+
+
+def strip_reasoning(action: Any) -> tuple[Any, int]:
+    """``(action without its reasoning, characters of reasoning removed)``.
+
+    Reasoning is text inside ``<think>...</think>`` (tags in lower, upper or title case; an
+    unclosed ``<think>`` runs to the end; a ``</think>`` with no opening tag closes what came before it, as reasoning
+    models emit when the chat template opens the tag). The room never hears it. A JSON
+    action's ``content`` is stripped the same way. Non-text actions pass unchanged.
+
+    Example:
+        >>> strip_reasoning("<think>she asks the price</think>@mia 19.99")
+        ('@mia 19.99', 19)
+    """
+    if isinstance(action, bytes):
+        action = action.decode("utf-8", errors="replace")
+    # (checked without lower-casing the action: this runs on every step)
+    if not isinstance(action, str) or ("hink>" not in action and "HINK>" not in action):
+        return action, 0
+    if action.lstrip().startswith("{"):
+        try:
+            message = json.loads(action)
+        except (ValueError, RecursionError):
+            message = None
+        if isinstance(message, dict) and isinstance(message.get("content"), str):
+            content, removed = _strip_text(message["content"])
+            return json.dumps({**message, "content": content}, ensure_ascii=False), removed
+    return _strip_text(action)
+
+
+def _strip_text(text: str) -> tuple[str, int]:
+    removed = 0
+
+    def cut(m: re.Match) -> str:
+        nonlocal removed
+        removed += len(re.sub(r"</?think>", "", m.group(0), flags=re.I).strip())
+        return ""
+
+    text = _LEADING.sub(cut, _THINK.sub(cut, text), count=1)
+    while "<think>" in text.lower():  # a cut can join a new tag ("<<think></think>think>")
+        text = _THINK.sub(cut, text)
+    return text.strip(), removed

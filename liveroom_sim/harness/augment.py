@@ -24,6 +24,7 @@ import numpy as np
 import pydantic
 
 from liveroom_sim.harness import augment_limits
+from liveroom_sim.harness.augment_skills import SKILL_OPERATORS
 from liveroom_sim.harness.core import Constraints, Harness
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
@@ -184,6 +185,7 @@ _OPS = {
     "rename_tools": _rename_tools, "rename_fields": _rename_fields, "redescribe": _redescribe,
     "reorder_sections": _reorder_sections, "reformat": _reformat, "paraphrase_skills": _paraphrase_skills,
     "reorder_skills": _reorder_skills, "vary_constraints": _vary_constraints,
+    **SKILL_OPERATORS,
     **augment_limits.OPS,
 }
 #: Every operator a spec may name; :data:`OPERATORS` (the default set) and those of the

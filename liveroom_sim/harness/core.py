@@ -1,20 +1,26 @@
 """The harness as data: system-prompt sections, skills, hooks, tool names and constraints.
 
 A harness lives in a folder under ``envs/harness/``: ``harness.yaml`` plus one folder per
-skill holding a ``SKILL.md`` (front matter ``name`` and ``when``, then instructions).
+skill holding a ``SKILL.md`` (front matter ``name``, ``type``, ``when`` or ``description``,
+then instructions). A harness that offers the ``load_skill`` tool has *skills on demand*:
+the prompt lists each skill's name, type and description, and the policy loads a skill's
+instructions with the tool (see ``docs/harness.md``).
 Tool *behaviour* and argument types come from :mod:`liveroom_sim.harness.tools`; the harness only
 decides which tools are offered and under what names and descriptions.
 """
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Literal
 
 import pydantic
 
 from liveroom_sim.errors import SpecError
+from liveroom_sim.harness.tools import SKILL_TOOL  # (tools import no harness code: no cycle)
 from liveroom_sim.world import datafile
+from liveroom_sim.world.campaign import SkillType
 from liveroom_sim.world.datafile import Frozen
 
 
@@ -35,13 +41,45 @@ class ToolView(Frozen):
     field_descriptions: dict[str, str] = {}
 
 
+#: The types of skill a ``SKILL.md`` may declare. ``reply``: how to answer (a harness
+#: with skills on demand wants one loaded before every reply); ``strategy``: optional
+#: selling playbooks; ``after-sales`` and ``compliance``: what a situation of theirs needs.
+SKILL_TYPES = typing.get_args(SkillType)
+
+
 class Skill(Frozen):
-    """A named instruction document, loaded ``always`` or when its trigger words appear."""
+    """A named instruction document.
+
+    With skills in the prompt it is shown ``always`` or when its trigger words appear;
+    with skills on demand the prompt shows its ``name``, ``type`` and ``description``
+    and the policy loads the ``instructions``.
+
+    Attributes:
+        intents: The viewer intents the skill is for (what the reward's skill-selection
+            term counts as relevant); ``None``: every situation; ``()``: none (a noise
+            skill). ``pitch`` stands for presenting the featured product. Never shown
+            to the policy.
+        origin: The name the skill has in its harness file, kept when augmentation
+            renames or masks it (``None``: not renamed). Never shown to the policy.
+    """
 
     name: str
+    type: SkillType = "strategy"
     when: str = "always"
     triggers: tuple[str, ...] = ()
+    description: str | None = None
+    intents: tuple[str, ...] | None = None
     instructions: str
+    origin: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The skill's identity across harness variants: its file name."""
+        return self.origin or self.name
+
+    def relevant(self, intent: str) -> bool:
+        """Whether the skill is for a situation of ``intent``."""
+        return self.intents is None or intent in self.intents
 
 
 class Hook(Frozen):
@@ -55,9 +93,25 @@ class Hook(Frozen):
     message), ``warn`` (delivered; counted).
     """
 
-    type: Literal["max_length", "banned_phrases", "required_mention", "format"]
+    type: Literal["max_length", "banned_phrases", "required_mention", "format", "input_check",
+                  "tool_arguments", "required_skills", "factual_risk"]
     action: Literal["block", "block_retry", "warn"] = "warn"
     message: str
+
+
+class RetryControl(Frozen):
+    """How the harness retries a reply a ``block_retry`` hook stopped.
+
+    ``max_retries``: more turns the policy gets in one exchange after blocked replies;
+    ``message``: what the retry turn says (``{message}``: the hook's message, ``{type}``:
+    the hook's type, ``{left}``: retries left after this one); ``simulated``: the share of
+    exchanges that open with a simulated hook-triggered correction (a draft the hooks
+    blocked, shown with its retry message: the policy's first move is the correction).
+    """
+
+    max_retries: int = pydantic.Field(1, ge=0, le=5)
+    message: str = pydantic.Field("[hook] {message}", pattern=r"\{message\}")
+    simulated: float = pydantic.Field(0.0, ge=0.0, le=1.0)
 
 
 class Constraints(Frozen):
@@ -82,6 +136,19 @@ class Harness(Frozen):
     skills: tuple[Skill, ...] = ()
     hooks: tuple[Hook, ...] = ()
     constraints: Constraints = Constraints()
+    retry: RetryControl = RetryControl()
+
+    @property
+    def skills_on_demand(self) -> bool:
+        """Whether the policy loads skills itself (the harness offers ``load_skill``)."""
+        return SKILL_TOOL in self.tools
+
+    def skill_named(self, name: object) -> Skill | None:
+        """The skill called ``name`` now (case and surrounding space ignored), or ``None``."""
+        if not isinstance(name, str):
+            return None
+        key = name.strip().lower()
+        return next((s for s in self.skills if s.name.lower() == key), None)
 
     def tool_name(self, canonical: str) -> str:
         """The name the policy must use now for canonical tool ``canonical``."""
@@ -94,7 +161,11 @@ class Harness(Frozen):
                  for k, v in self.tools.items()}
         skills = self.skills
         if change.skill:
-            new = Skill(name=change.skill, when=change.skill_when, instructions=change.skill_text or "")
+            text = change.skill_text or ""
+            # A skill on demand is listed by its description: the event's, else its text's first line.
+            first = next((ln.strip("# ").strip() for ln in text.splitlines() if ln.strip("# ").strip()), change.skill)
+            new = Skill(name=change.skill, type=change.skill_type, when=change.skill_when,
+                        description=change.skill_description or first, instructions=text)
             skills = tuple(s for s in skills if s.name != change.skill) + (new,)
         return self.model_copy(update={"tools": tools, "skills": skills})
 
@@ -130,7 +201,15 @@ def load_harness(folder: Path | str) -> Harness:
     unknown = sorted(set(base.tools) - known)
     if unknown:
         raise SpecError(folder / "harness.yaml", [f"field 'tools': unknown tools {unknown}; expected some of {sorted(known)}"])
-    return base.model_copy(update={"skills": base.skills + skills})
+    harness = base.model_copy(update={"skills": base.skills + skills})
+    if harness.skills_on_demand:
+        bare = [s.name for s in harness.skills if not s.description]
+        if bare:
+            raise SpecError(folder, [f"skills {bare}: a harness with skills on demand ({SKILL_TOOL!r} in tools) "
+                                     "needs a 'description' in each SKILL.md front matter"])
+        if not any(s.type == "reply" for s in harness.skills):
+            raise SpecError(folder, ["skills: a harness with skills on demand needs a skill of type 'reply'"])
+    return harness
 
 
 def _tool_registry():

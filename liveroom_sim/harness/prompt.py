@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from liveroom_sim.harness.core import Harness
+from liveroom_sim.harness.core import SKILL_TOOL, Harness
 from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.world.market import Market
 
@@ -14,12 +14,17 @@ _LABELS = {
            "featured": "Featured product now: {name} ({id}). Present it.", "slogan": "Say the slogan: \"{slogan}\"",
            "tone": "Tone: {tone}", "avoid": "Avoid these topics: {topics}", "max": "Keep replies under {n} characters",
            "always": "(always)", "loads": "(loads when the chat mentions: {triggers})", "any": "any",
-           "greeting": "Begin every reply with \"{text}\" (after the mention).", "sign_off": "End every reply with \"{text}\"."},
+           "greeting": "Begin every reply with \"{text}\" (after the mention).", "sign_off": "End every reply with \"{text}\".",
+           "on_demand": "Skills hold instructions you load when you need them: call {tool} with a skill's name. "
+                        "Load at least one reply skill before each reply; load the other skills a request needs.",
+           "types": {"reply": "reply", "strategy": "strategy", "after-sales": "after-sales", "compliance": "compliance"}},
     "zh": {"banned": "禁用语", "claims": "不得宣称{name}，适用于", "disclose": "讲到{when}商品时要说{forms}",
            "featured": "当前主推：{name}（{id}），请重点介绍。", "slogan": "口播口号：“{slogan}”",
            "tone": "语气：{tone}", "avoid": "避开话题：{topics}", "max": "每条回复不超过{n}个字",
            "always": "（始终加载）", "loads": "（弹幕提到这些词时加载：{triggers}）", "any": "所有",
            "greeting": "每条回复在点名之后先说\"{text}\"。", "sign_off": "每条回复结尾说\"{text}\"。",
+           "on_demand": "技能是按需加载的说明：用 {tool} 按技能名加载。每次回复前至少加载一个回复技能；请求需要的其他技能也要加载。",
+           "types": {"reply": "回复", "strategy": "策略", "after-sales": "售后", "compliance": "合规"},
            "when": {"sponsored": "推广", "health_food": "保健食品", "skincare": "护肤", "apparel": "服饰",
                     "snacks": "食品", "electronics": "数码"}},
 }
@@ -111,6 +116,9 @@ def _directives_text(market: Market, L: dict) -> str:
 
 
 def _skills_text(harness: Harness, active: frozenset[str], L: dict) -> str:
+    if harness.skills_on_demand:
+        listed = "\n".join(f"- {sk.name} [{L['types'][sk.type]}]: {sk.description}" for sk in harness.skills)
+        return L["on_demand"].format(tool=harness.tool_name(SKILL_TOOL)) + "\n" + listed
     out = []
     for sk in harness.skills:
         if sk.when == "always" or sk.name in active:
@@ -124,3 +132,9 @@ def active_skills(harness: Harness, chat_text: str) -> frozenset[str]:
     """Triggered skills whose trigger words appear in the (lower-cased) chat."""
     return frozenset(sk.name for sk in harness.skills
                      if sk.when != "always" and any(t.lower() in chat_text for t in sk.triggers))
+
+
+#: How the prompt labels each skill type, per language (what a policy reads back).
+SKILL_TYPE_LABELS = {lang: dict(L["types"]) for lang, L in _LABELS.items()}
+#: The sentence that introduces skills on demand (``{tool}``: the skill tool's name now).
+SKILL_LIST_INTRO = {lang: L["on_demand"] for lang, L in _LABELS.items()}

@@ -16,8 +16,12 @@ from typing import Any
 
 import pydantic
 
-from liveroom_sim.errors import UnknownNameError
+from liveroom_sim.errors import UnknownNameError, did_you_mean
 from liveroom_sim.world.market import Market
+
+#: The canonical name of the tool that loads a skill (a harness that offers it has skills
+#: on demand: :attr:`liveroom_sim.harness.core.Harness.skills_on_demand`).
+SKILL_TOOL = "load_skill"
 
 
 def get_product(market: Market, product_id: str) -> dict:
@@ -93,6 +97,19 @@ def get_order_status(market: Market, order_id: str) -> dict:
     return {**o.model_dump(), "product_name": market.catalog.product(o.product_id).name}
 
 
+def load_skill(harness: Any, skill: str) -> dict:
+    """Load a skill: its full instructions, by the name the skill list gives.
+
+    Args:
+        skill: The skill's name, as listed under skills.
+    """
+    found = harness.skill_named(skill)
+    if found is None:
+        names = [s.name for s in harness.skills]
+        return {"error": f"no skill {skill!r}{did_you_mean(skill, names)}; skills now: {', '.join(names)}"}
+    return {"skill": found.name, "type": found.type, "instructions": found.instructions}
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A canonical tool: the function, its argument model and its description."""
@@ -105,8 +122,11 @@ class Tool:
     params: dict[str, type]
     schema: dict
 
-    def run(self, market: Market, arguments: dict[str, Any]) -> dict:
-        """Validate ``arguments`` (canonical field names) and run; errors come back as data."""
+    def run(self, market: Market, arguments: dict[str, Any], harness: Any = None) -> dict:
+        """Validate ``arguments`` (canonical field names) and run; errors come back as data.
+
+        ``harness``: the harness in force (a :class:`~liveroom_sim.harness.core.Harness`),
+        which :func:`load_skill` reads (the other tools read only the market)."""
         # The common case (exact fields of plain types) is checked directly; anything
         # else goes through the pydantic model, whose messages name field and problem.
         if arguments.keys() != self.params.keys() or not all(
@@ -117,6 +137,10 @@ class Tool:
                 problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
                 return {"error": f"bad arguments for {self.name}: {problems}"}
         try:
+            if self.name == SKILL_TOOL:
+                if harness is None:
+                    return {"error": f"{self.name} needs the harness in force"}
+                return self.fn(harness, **arguments)
             return self.fn(market, **arguments)
         except UnknownNameError as exc:
             return {"error": str(exc)}
@@ -127,7 +151,7 @@ def _make_tool(fn: Callable[..., dict]) -> Tool:
     summary = doc.split("\n\n")[0].replace("\n", " ")
     field_docs = dict(re.findall(r"^\s*(\w+): (.+)$", doc.split("Args:")[1], re.M)) if "Args:" in doc else {}
     hints = typing.get_type_hints(fn)
-    params = list(inspect.signature(fn).parameters)[1:]  # skip the market
+    params = list(inspect.signature(fn).parameters)[1:]  # skip the market (or harness)
     model = pydantic.create_model(
         f"{fn.__name__}_args",
         __config__=pydantic.ConfigDict(extra="forbid", strict=True),
@@ -138,5 +162,6 @@ def _make_tool(fn: Callable[..., dict]) -> Tool:
 
 
 TOOLS: dict[str, Tool] = {
-    t.name: t for t in map(_make_tool, (get_product, get_price_stock, get_promotions, get_policy, get_order_status))
+    t.name: t for t in map(_make_tool, (get_product, get_price_stock, get_promotions, get_policy, get_order_status,
+                                 load_skill))
 }

@@ -214,6 +214,18 @@ class LiveRoomToolEnv:
         """
         return self._call_tool("get_order_status", {"order_id": order_id})
 
+    def load_skill(self, skill: str) -> str:
+        """Load a skill: its full instructions, by the name the skill list gives.
+
+        Args:
+            skill: The skill's name, as listed under skills.
+
+        Returns:
+            The skill's type and instructions as JSON, or an error (also when the harness
+            lists no skills to load).
+        """
+        return self._call_tool("load_skill", {"skill": skill})
+
     def reply(self, message: str) -> str:
         """Say a message to the live room: this is the only way viewers hear you.
 

@@ -11,6 +11,7 @@ import json
 
 from liveroom_sim.policies.faults import _cannot_check, _failed_asks, _lookup_results, _retry_faulted
 from liveroom_sim.policies.naive import NaiveAvatar
+from liveroom_sim.policies.skill_loading import _loading_note, listed_skills, _with_skills
 from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greeted
 from liveroom_sim.policies.reading import (
     _CLOCK,
@@ -67,9 +68,21 @@ class ScriptedAvatar:
         return options[0]
 
     def __call__(self, observation: str, info: dict) -> str:
+        """The next action; under a harness with skills on demand, the skills the action
+        needs are loaded first (in the same tool turn as its lookups, or in a turn of
+        their own before a reply that needs none)."""
+        skills = listed_skills(info)
+        if not skills:
+            return self._act(observation, info, info["tools"])
+        tool, listed = skills
+        tools = [t for t in info["tools"] if t["function"]["name"] != tool["name"]]
+        action = self._act(observation, info, tools)
+        return _with_skills(action, info, tool, listed, phrasebook(_language(info)))
+
+    def _act(self, observation: str, info: dict, tools: list[dict]) -> str:
         messages, lang = info["messages"], _language(info)
         book = phrasebook(lang)
-        if messages[-1]["role"] == "tool":
+        if messages[-1]["role"] == "tool" and not _loading_note(messages):
             return _retry_faulted(messages) or self._reply(messages, info, book, lang)
         system = _system_text(messages)
         featured = _FEATURED.findall(_update(messages))
@@ -113,7 +126,7 @@ class ScriptedAvatar:
             said = {a[1] for a in todo}
             todo += [("disclose", p, []) for p in dict.fromkeys(a[1] for a in parts if a[0] not in _ORDER_INTENTS)
                      if p and p not in said]
-            lookup = self._lookup_all(info["tools"], mention, todo)
+            lookup = self._lookup_all(tools, mention, todo)
             if lookup:
                 return lookup
         name = lineup.get(featured_id, [featured_id])[0]
@@ -121,7 +134,7 @@ class ScriptedAvatar:
             mention, _, text, _, _ = max(refusals, key=lambda a: a[1])
             pid = _product_in(text.lower(), lineup, featured_id)[0]
             # Refusing about a product still owes its disclosures: look it up first.
-            lookup = self._lookup(info["tools"], mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
+            lookup = self._lookup(tools, mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
             if lookup:
                 return lookup
             return _fit(book.host["refuse"][0].format(mention=_greeted(mention, system), name=name), [], system)
@@ -131,7 +144,7 @@ class ScriptedAvatar:
         clock = _CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
         topic = _IDLE_TOPICS[seconds % len(_IDLE_TOPICS)]
-        return self._lookup(info["tools"], "", "pitch" if topic == "price" else topic, featured_id, [], featured_id) \
+        return self._lookup(tools, "", "pitch" if topic == "price" else topic, featured_id, [], featured_id) \
             or _fit(book.host["greet"][0].format(mention="", name=name).strip(), [], system)
 
     # -------------------------------------------------------------- choosing
@@ -211,6 +224,7 @@ class ScriptedAvatar:
     # -------------------------------------------------------------- replying
     def _reply(self, messages: list[dict], info: dict, book: Phrasebook, lang: str) -> str:
         results, note, faulted = _lookup_results(messages)
+        results = [r for r in results if "instructions" not in r]  # a loaded skill's instructions hold no facts
         note = note or "serving - | pitch | "
         mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
         mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()

@@ -71,6 +71,9 @@ class TurnContext:
             exchange (same tool, same arguments, nothing changed in between).
         since_pitch_s: Seconds since the host last presented the featured product (or
             since it changed, if that is later).
+        reasoning_chars: Characters of ``<think>`` reasoning stripped from the action.
+        reasoning_budget: Reasoning characters one action may take without cost
+            (``None``: no budget).
     """
 
     kind: Literal["reply", "tool"]
@@ -93,6 +96,8 @@ class TurnContext:
     waiting: tuple[str, ...] | None = None
     redundant_calls: int = 0
     since_pitch_s: float = 1e9
+    reasoning_chars: int = 0
+    reasoning_budget: int | None = None
     failed_lookups: frozenset | None = None
     unavailable_lookups: frozenset | None = None
 

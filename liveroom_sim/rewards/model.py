@@ -7,8 +7,9 @@ from typing import NamedTuple
 from liveroom_sim.rewards.components import Score, compliance, factuality
 from liveroom_sim.rewards.conduct import engagement, harness_following, serves, strategy
 from liveroom_sim.rewards.context import TurnContext
+from liveroom_sim.rewards.skills import reasoning_length, skill_selection
 from liveroom_sim.rewards.tooluse import outcome, tool_rationality
-from liveroom_sim.spec import COMPONENTS, RewardConfig
+from liveroom_sim.spec import RewardConfig
 
 COMPONENT_FUNCTIONS = {
     "factuality": factuality,
@@ -18,6 +19,8 @@ COMPONENT_FUNCTIONS = {
     "harness": harness_following,
     "tools": tool_rationality,
     "outcome": lambda ctx, _zero=Score(0.0): _zero,  # charged by the room for what a step lost (settle)
+    "skills": skill_selection,  # optional components: only in specs that weight them
+    "reasoning": reasoning_length,
 }
 
 #: Components whose positive value a reply earns only by serving a need (pay per
@@ -64,6 +67,7 @@ class RewardModel:
     def __init__(self, config: RewardConfig, judge=None):
         self.config = config
         self.weights = dict(config.weights)
+        self.components = config.components
         if judge is None and config.judge is not None:
             from liveroom_sim.llm.client import Endpoint
             from liveroom_sim.rewards.judge import LLMJudge
@@ -75,7 +79,7 @@ class RewardModel:
     def score(self, ctx: TurnContext) -> RewardBreakdown:
         """Score one turn. Pure: the same context gives the same breakdown."""
         scores = {}
-        for name in COMPONENTS:
+        for name in self.components:
             if self.weights[name] == 0:
                 scores[name] = Score(0.0, ("off in this spec",))
             else:
@@ -86,7 +90,7 @@ class RewardModel:
             for name in SERVED_ONLY:
                 if scores[name].value > 0:
                     scores[name] = Score(0.0, (*scores[name].reasons, _WITHHELD))
-        total = sum(self.weights[n] * scores[n].value for n in COMPONENTS)
+        total = sum(self.weights[n] * scores[n].value for n in self.components)
         gate = self.config.compliance_gate
         gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
         if gated:

@@ -34,18 +34,30 @@ def tool_rationality(ctx) -> Score:
         return Score(0.0, (f"{ctx.tool_calls} call(s)",))
     if ctx.lookups is None:
         return Score(0.0, ("lookups not tracked",))
-    claims = [c for c in ctx.analysis.claims if c.verdict in _FACT_VERDICTS and c.tools]
+    claims, missing = fact_claims(ctx), unbacked_claims(ctx)
     if not claims:
         return Score(0.0, ("no fact claimed",))
-    backed = [c for c in claims if any((t, c.product or "") in ctx.lookups or (t, "") in ctx.lookups
-                                       for t in c.tools)]
-    if len(backed) == len(claims):
+    if not missing:
         return Score(1.0, (f"all {len(claims)} fact(s) looked up this exchange",))
-    missing = [f"{c.kind} {c.said}" for c in claims if c not in backed]
     unchecked = [f"{c.kind} {c.said}" for c in unchecked_claims(ctx)]
     if unchecked:
         return Score(-1.0, (f"stated after its lookup failed: {unchecked}",))
-    return Score(_clamp(-(1 - len(backed) / len(claims))), (f"not looked up this exchange: {missing}",))
+    said = [f"{c.kind} {c.said}" for c in missing]
+    return Score(_clamp(-(1 - (len(claims) - len(missing)) / len(claims))), (f"not looked up this exchange: {said}",))
+
+
+def fact_claims(ctx) -> list:
+    """The reply's claims that state a fact some tool returns."""
+    return [c for c in ctx.analysis.claims if c.verdict in _FACT_VERDICTS and c.tools]
+
+
+def unbacked_claims(ctx) -> list:
+    """The fact claims no successful lookup of this exchange backs (the reading the
+    ``factual_risk`` hook shares with :func:`tool_rationality`); none when the caller
+    does not track lookups."""
+    if ctx.lookups is None:
+        return []
+    return [c for c in fact_claims(ctx) if not _backed(c, ctx.lookups)]
 
 
 def _backed(c, lookups: frozenset) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from liveroom_sim.harness import prompt
-from liveroom_sim.harness.actions import Action, parse_action
+from liveroom_sim.harness.actions import Action, parse_action, strip_reasoning
 from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
 from liveroom_sim.harness.faults import ToolFaultPlan, fault_generator
 from liveroom_sim.rewards.conduct import says_slogan
@@ -24,13 +24,19 @@ from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.context import reply_context
 from liveroom_sim.sim.ending import losses, losses_since, settle
 from liveroom_sim.sim.history import Block, room_update
-from liveroom_sim.sim.hooks import fired_hooks
+from liveroom_sim.sim.hooks import (
+    check_input,
+    check_tool_calls,
+    corrections_generator,
+    fired_hooks,
+    simulated_correction,
+)
 from liveroom_sim.sim.prompting import SystemPrompts
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
 from liveroom_sim.sim.toolbox import Lookups, run_tool_turn
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
-from liveroom_sim.spec import COMPONENTS, World
+from liveroom_sim.spec import World
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.market import Market
 
@@ -49,6 +55,7 @@ class Turn:
     answered: str | None = None
     latency_s: float = 0.0
     reply: str = ""
+    reasoning_chars: int = 0
 
 
 class Room:
@@ -84,7 +91,7 @@ class Room:
         self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng)
         self.clock = 0.0
         self.steps = 0
-        self.returns = dict.fromkeys((*COMPONENTS, "total"), 0.0)
+        self.returns = dict.fromkeys((*self.reward_model.components, "total"), 0.0)
         self.replies = 0
         self.blocked = 0
         self.tool_errors = 0
@@ -102,6 +109,10 @@ class Room:
         self.replies_since_slogan = 99
         self._event_index = 0
         self._retry = False
+        self._reasoning = 0
+        self._retries = 0  # retries granted in this exchange (the harness's retry control)
+        self._input_hooks: tuple[str, ...] = ()
+        self._corrections: np.random.Generator | None = None
         self._history: deque[Block] = deque(maxlen=spec.stream.history_turns)
         self._notes: list[str] = []
         self._seen_chat = 0
@@ -156,12 +167,27 @@ class Room:
         new = self.crowd.chat[self._seen_chat:]
         self._seen_chat = len(self.crowd.chat)
         update = room_update(self.clock, self.market, self.crowd, self.harness, self._notes, new)
+        self._input_hooks = ()
+        if any(h.type == "input_check" for h in self.harness.hooks):  # it reads what the update shows
+            shown = [*new[-12:], *(m for m in self.crowd.pending if m.viewer.present)]
+            update, fired = check_input(update, shown, self.harness, self.world.phrasebook.cues.get("inject", ()))
+            self._input_hooks = tuple(f"{h.type}:{h.action}" for h, _ in fired)
         self._notes = []
         block = Block(record=self._record)
         block.add({"role": "user", "content": update})
         self._history.append(block)
-        self.lookups = Lookups()  # facts must be looked up again each exchange
+        self.lookups = Lookups()  # facts (and skills) must be looked up again each exchange
+        self._retries = 0
         self.faults.new_exchange()
+        if self.harness.retry.simulated:  # HSA: open with a simulated hook-triggered correction
+            if self._corrections is None:
+                self._corrections = corrections_generator(self.rng)
+            simulated = simulated_correction(self, self._corrections)
+            if simulated is not None:
+                hook, draft, message = simulated
+                # (context only: the exchange's own retries stay the harness's)
+                block.add({"role": "assistant", "content": draft}, {"role": "user", "content": message})
+                self._input_hooks += (f"{hook.type}:simulated",)
 
     # ----------------------------------------------------------------------- stepping
     @property
@@ -182,6 +208,8 @@ class Room:
         """
         self.steps += 1
         lost_before = losses(self)
+        action, reasoning = strip_reasoning(action)  # the room never hears the reasoning
+        self._reasoning = reasoning
         parsed = parse_action(action, self.harness, self.steps)
         lat = self.spec.latency
         # Time the policy took to produce the action: measured when the spec says so
@@ -192,11 +220,13 @@ class Room:
         else:
             speaking = lat.reply_per_char_s * min(len(parsed.text), 2000)
             turn = self._reply_turn(parsed, (lat.reply_base_s if thinking is None else thinking) + speaking)
+        turn.reasoning_chars = reasoning
         self.latency_total += turn.latency_s
         self._last_latency = turn.latency_s
         turn.events = self._advance(self.clock + turn.latency_s)
         if parsed.kind == "reply" and not self._retry:
             self._open_block()
+            turn.hooks += self._input_hooks  # the input check ran on the update this step opened
         turn.reward = self.reward_model.settle(turn.reward, *losses_since(self, lost_before))
         for k, score in turn.reward.scores.items():
             self.returns[k] += score.value
@@ -211,6 +241,7 @@ class Room:
 
     # ------------------------------------------------------------------ turns
     def _tool_turn(self, action: Action, latency: float) -> Turn:
+        action, fired = check_tool_calls(action, self.harness, self.market)
         calls, results, errors, faults, delay = run_tool_turn(action, self.harness, self.market,
                                                               self._harness_version, self.faults)
         self.tool_errors += len(errors)
@@ -219,17 +250,23 @@ class Room:
         redundant = self.lookups.note(action, results, self._harness_version, faults)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s,
-                          redundant_calls=redundant)
-        return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), tool_faults=tuple(faults),
-                    latency_s=latency)
+                          redundant_calls=redundant, **self._reasoning_fields())
+        return Turn("tool", self.reward_model.score(ctx), [], hooks=tuple(f"{h.type}:{h.action}" for h, _ in fired),
+                    tool_errors=tuple(errors), tool_faults=tuple(faults), latency_s=latency)
+
+    def _reasoning_fields(self) -> dict:
+        budget = self.spec.reasoning.budget_chars if self.spec.reasoning is not None else None
+        return {"reasoning_chars": self._reasoning, "reasoning_budget": budget}
 
     def _reply_turn(self, action: Action, latency: float) -> Turn:
         text = action.text
         target = reply_target(text, self.crowd, self.harness.constraints.mention_format, self._facts)
         ctx = reply_context(self, text, target, latency)
+        ctx.reasoning_chars, ctx.reasoning_budget = self._reasoning_fields().values()
         hooks = fired_hooks(ctx)
         blocking = [h for h in hooks if h[0].action != "warn"]
-        retry = bool(blocking) and blocking[0][0].action == "block_retry" and not self._retry
+        control = self.harness.retry
+        retry = bool(blocking) and blocking[0][0].action == "block_retry" and self._retries < control.max_retries
         delivered = not blocking and bool(text.strip())
         outcome = Outcome()
         if delivered:
@@ -238,7 +275,10 @@ class Room:
         reward = self.reward_model.score(ctx)
         self._history[-1].add({"role": "assistant", "content": text})
         if retry:
-            self._history[-1].add({"role": "user", "content": f"[hook] {blocking[0][1]}"})
+            self._retries += 1
+            hook, message = blocking[0]
+            self._history[-1].add({"role": "user", "content": control.message.format(
+                message=message, type=hook.type, left=control.max_retries - self._retries)})
         self._retry = retry
         if blocking:
             self.blocked += 1

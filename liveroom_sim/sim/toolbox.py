@@ -85,7 +85,7 @@ def run_tool(canonical: str, arguments: dict, harness: Harness, market: Market,
     key = ("tool", harness_version, canonical, repr(sorted(arguments.items())))
     memo = market.memo
     if key not in memo:
-        result = TOOLS[canonical].run(market, arguments)
+        result = TOOLS[canonical].run(market, arguments, harness)
         error = _shown_fields(harness, canonical, result["error"]) if "error" in result else None
         memo[key] = (json.dumps({"error": error} if error else result, ensure_ascii=False), error)
     return memo[key]

@@ -61,6 +61,9 @@ class Conversation:
             acted = next((m for m in new if m["role"] == "assistant"), None)
             if acted is not None:
                 blocked_retry = self._weigh(acted, turn, reward, info)
+        for m in new:  # a simulated hook-triggered correction's draft (HSA): context, never trained on
+            if m["role"] == "assistant" and "weight" not in m and (turn is None or m is not acted):
+                m["weight"] = 0
         if blocked_retry:
             self.retries += 1
             if self.keep_full_retry():

@@ -93,6 +93,11 @@ class StyleDirective(_Event):
     avoid_topics: tuple[str, ...] = ()
 
 
+#: The types a skill may declare (``type`` in a ``SKILL.md``; see
+#: :class:`liveroom_sim.harness.core.Skill`).
+SkillType = Literal["reply", "strategy", "after-sales", "compliance"]
+
+
 class HarnessChange(_Event):
     """The business team changed the harness: a skill added or edited, a tool renamed."""
 
@@ -100,6 +105,8 @@ class HarnessChange(_Event):
     skill: str | None = None
     skill_text: str | None = None
     skill_when: str = "always"
+    skill_type: SkillType = "strategy"
+    skill_description: str | None = None
     rename_tool: dict[str, str] = {}
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from liveroom_sim.sim.naming import NameBook
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
-from liveroom_sim.world.lines import Template
+from liveroom_sim.world.lines import Template, placeholders
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.personas import FACT_INTENTS, Persona, Phrasing
 from liveroom_sim.world.phrasebook import Phrasebook
@@ -291,7 +291,7 @@ class ChatWriter:
 
     def _fill(self, text: str, voice: Voice, rng: np.random.Generator, **slots) -> str:
         values = {"host": self.host, **voice.traits, **{k: v for k, v in slots.items() if v is not None}}
-        for name in Template(text=text).fields - set(values):
+        for name in placeholders(text) - set(values):
             values[name] = _pick(self.book.slots.get(name, ("",)), rng)
         return text.format(**values)
 
@@ -347,7 +347,14 @@ class ChatWriter:
 def _truth(ask: Ask, market: Market, words) -> tuple[Fact, ...]:
     if ask.intent not in _FACTS:
         return ()
-    return required_facts(ask.intent, ask.product, market, words, ask.order)
+    # The facts depend only on the market as of now (and the language's words, fixed for
+    # a room): kept in the market's memo, which any change to the market clears. The
+    # room asks for them on every reply, for each waiting question.
+    key = ("truth", ask.intent, ask.product, ask.order, id(words))
+    facts = market.memo.get(key)
+    if facts is None:
+        facts = market.memo[key] = required_facts(ask.intent, ask.product, market, words, ask.order)
+    return facts
 
 
 def _missing_ask(msg: ChatMessage, missing) -> Ask:

@@ -50,6 +50,8 @@ class Crowd:
         self._heap: list[tuple[float, int, int]] = []
         self._seq = 0
         self.version = 0  # bumped whenever the waiting messages change
+        self.present_version = 0  # bumped whenever a viewer arrives or leaves
+        self._sums: dict[str, tuple] = {}  # derived values, each with the version it is for
         self._rate = config.arrivals_per_min / 60.0
         self.schedule_arrival(0.0)
 
@@ -69,6 +71,7 @@ class Crowd:
         v = Viewer(name, persona, now, now + self.rng.exponential(persona.dwell_s))
         self.viewers.append(v)
         self.present.append(v)
+        self.present_version += 1
         self.stats.arrived += 1
         self._schedule(len(self.viewers) - 1, opening_start(now, self.stats.messages))
         return v
@@ -154,8 +157,41 @@ class Crowd:
             v.present = False
             v.left_at = now
             self.present.remove(v)
+            self.present_version += 1
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived
+
+    def arrival_sum(self) -> float:
+        """``sum(v.arrived for v in self.present)``, summed again only when viewers
+        arrived or left (the room reports it every step)."""
+        hit = self._sums.get("arrived")
+        if hit is None or hit[0] != self.present_version:
+            hit = self._sums["arrived"] = (self.present_version, sum(v.arrived for v in self.present))
+        return hit[1]
+
+    def waiting(self) -> tuple[ChatMessage, ...]:
+        """The waiting messages of viewers still present, oldest first (kept until the
+        waiting messages change: a viewer leaving changes them too)."""
+        hit = self._sums.get("present_pending")
+        if hit is None or hit[0] != self.version:
+            hit = self._sums["present_pending"] = (self.version, tuple(m for m in self.pending if m.viewer.present))
+        return hit[1]
+
+    def waiting_askers(self) -> tuple[str, ...]:
+        """The names of present viewers with a question of fact waiting, in order."""
+        hit = self._sums.get("askers")
+        if hit is None or hit[0] != self.version:
+            names = tuple(dict.fromkeys(m.viewer.name for m in self.waiting() if m.is_fact_question))
+            hit = self._sums["askers"] = (self.version, names)
+        return hit[1]
+
+    def questions_waiting(self) -> int:
+        """How many waiting messages are questions of fact, counted again only when the
+        waiting messages changed."""
+        hit = self._sums.get("waiting")
+        if hit is None or hit[0] != self.version:
+            hit = self._sums["waiting"] = (self.version, sum(m.is_fact_question for m in self.pending))
+        return hit[1]
 
     def drift_out(self, now: float) -> None:
         """Viewers whose dwell time is over leave; satisfied viewers stay longer."""

@@ -66,7 +66,7 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
 def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> ChatMessage | None:
     """The waiting message a reply answers: the addressed viewer's oldest, else the
     question whose facts the reply states most (``facts_of(message)`` gives them)."""
-    pending = [m for m in crowd.pending if m.viewer.present]
+    pending = crowd.waiting()
     if not pending or not text.strip():
         return None
     # Read once; like the claim reader, at most the first MAX_CLAIMS numbers count.

@@ -9,7 +9,7 @@ def room_metrics(room) -> dict:
     """The business numbers of a room now (viewers, questions, purchases, GMV, latency)."""
     s = room.crowd.stats
     present = room.crowd.present
-    stayed = len(present) * room.clock - sum(v.arrived for v in present)
+    stayed = len(present) * room.clock - room.crowd.arrival_sum()
     phraser = room.crowd.writer.phraser
     return {
         "clock_s": round(room.clock, 3),
@@ -19,7 +19,7 @@ def room_metrics(room) -> dict:
         "questions_asked": s.questions,
         "questions_answered": s.answered,
         "questions_ignored": s.ignored,
-        "questions_waiting": sum(m.is_fact_question for m in room.crowd.pending),
+        "questions_waiting": room.crowd.questions_waiting(),
         "replies": room.replies,
         "replies_blocked": room.blocked,
         "tool_errors": room.tool_errors,

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from liveroom_sim.harness.augment import AugmentConfig
+from liveroom_sim.sim.lazy import Lazy, LazyDict
 from liveroom_sim.sim.render import render_room
 from liveroom_sim.sim.room import Room
 from liveroom_sim.spaces import UnicodeText
@@ -112,9 +113,11 @@ class LiveRoomEnv(gym.Env[str, str]):
         return self.room.observation(), float(turn.reward.total), self.room.terminated, self.room.truncated, info
 
     def _info(self, turn) -> dict:
+        # A LazyDict: the chat messages and the reward's reasons, which trainers rarely
+        # read, are built on first read, from what they were at this step.
         room = self.room
         info = {
-            "messages": room.messages(),
+            "messages": Lazy(room.messages_now()),
             "tools": room.tools(),
             "metrics": room.metrics(),
             "room": {"env_id": self.world.spec.id, "language": self.world.spec.language,
@@ -126,14 +129,14 @@ class LiveRoomEnv(gym.Env[str, str]):
         else:
             info["events"] = turn.events
             info["reward_breakdown"] = turn.reward.as_dict()
-            info["reward_reasons"] = turn.reward.explain()
+            info["reward_reasons"] = Lazy(turn.reward.explain)
             info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
                             "tool_errors": list(turn.tool_errors), "answered": turn.answered, "reply": turn.reply,
                             "latency_s": turn.latency_s, "gated": turn.reward.gated}
         if room.terminated or room.truncated:
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
                                "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}
-        return info
+        return LazyDict(info)
 
     def render(self):
         if self.room is None:

@@ -10,6 +10,7 @@ import gymnasium as gym
 from liveroom_sim.harness.augment import AugmentConfig
 from liveroom_sim.sim.lazy import Lazy, LazyDict
 from liveroom_sim.sim.render import render_room
+from liveroom_sim.sim.report import metrics_now
 from liveroom_sim.sim.room import Room
 from liveroom_sim.spaces import UnicodeText
 from liveroom_sim.spec import World, load_spec
@@ -113,13 +114,13 @@ class LiveRoomEnv(gym.Env[str, str]):
         return self.room.observation(), float(turn.reward.total), self.room.terminated, self.room.truncated, info
 
     def _info(self, turn) -> dict:
-        # A LazyDict: the chat messages and the reward's reasons, which trainers rarely
-        # read, are built on first read, from what they were at this step.
+        # A LazyDict: the chat messages, the metrics and the reward's reasons, which
+        # trainers rarely read, are built on first read, from what they were at this step.
         room = self.room
         info = {
             "messages": Lazy(room.messages_now()),
             "tools": room.tools(),
-            "metrics": room.metrics(),
+            "metrics": Lazy(metrics_now(room)),
             "room": {"env_id": self.world.spec.id, "language": self.world.spec.language,
                      "harness_augmented": room.augmented},
         }
@@ -134,6 +135,7 @@ class LiveRoomEnv(gym.Env[str, str]):
                             "tool_errors": list(turn.tool_errors), "answered": turn.answered, "reply": turn.reply,
                             "latency_s": turn.latency_s, "gated": turn.reward.gated}
         if room.terminated or room.truncated:
+            info["metrics"] = info["metrics"].build()
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
                                "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}
         return LazyDict(info)

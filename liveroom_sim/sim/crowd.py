@@ -52,6 +52,10 @@ class Crowd:
         self.version = 0  # bumped whenever the waiting messages change
         self.present_version = 0  # bumped whenever a viewer arrives or leaves
         self._sums: dict[str, tuple] = {}  # derived values, each with the version it is for
+        # (when, arrival order, viewer) of each viewer's drift-out time, pushed again when
+        # its satisfaction changes (an entry whose time is no longer the viewer's is skipped)
+        self._drift: list[tuple[float, int, Viewer]] = []
+        self._order: dict[str, int] = {}  # viewer name (unique in a room) -> arrival order
         self._rate = config.arrivals_per_min / 60.0
         self.schedule_arrival(0.0)
 
@@ -72,6 +76,8 @@ class Crowd:
         self.viewers.append(v)
         self.present.append(v)
         self.present_version += 1
+        self._order[v.name] = len(self.viewers) - 1
+        heapq.heappush(self._drift, (_drift_at(v), len(self.viewers) - 1, v))
         self.stats.arrived += 1
         self._schedule(len(self.viewers) - 1, opening_start(now, self.stats.messages))
         return v
@@ -129,7 +135,7 @@ class Crowd:
                 continue  # greetings, baits and injections may be let go
             self.stats.ignored += 1
             v.strikes += 1
-            v.satisfaction = max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty))
+            self.satisfy(v, max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty)))
             if v.strikes >= v.persona.patience_strikes:
                 self.leave(v, now)
                 continue
@@ -193,11 +199,26 @@ class Crowd:
             hit = self._sums["waiting"] = (self.version, sum(m.is_fact_question for m in self.pending))
         return hit[1]
 
+    def satisfy(self, v: Viewer, satisfaction: float) -> None:
+        """Set ``v``'s satisfaction (which moves when it drifts out)."""
+        v.satisfaction = satisfaction
+        if v.present:
+            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name], v))
+
     def drift_out(self, now: float) -> None:
-        """Viewers whose dwell time is over leave; satisfied viewers stay longer."""
-        for v in list(self.present):
-            if now >= v.leave_at + 240 * (v.satisfaction - 0.5):
-                self.leave(v, now)
+        """Viewers whose dwell time is over leave; satisfied viewers stay longer.
+
+        The times are kept in a heap, so a step looks only at the viewers due (a room of
+        hundreds costs what a room of ten does); they leave in the order they arrived.
+        """
+        due = []
+        heap = self._drift
+        while heap and heap[0][0] <= now:
+            at, order, v = heapq.heappop(heap)
+            if v.present and at == _drift_at(v):
+                due.append((order, v))
+        for _, v in sorted(due, key=lambda d: d[0]):
+            self.leave(v, now)
 
     def play_out(self, start: float, end: float, market: Market) -> tuple[int, int]:
         """``(questions expired, viewers who left unanswered)`` if the stream ran from
@@ -254,6 +275,11 @@ class Crowd:
             + 0.5 * p.urgency_response * (product_id in market.flash)
         repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
         return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)
+
+
+def _drift_at(v: Viewer) -> float:
+    """When ``v`` drifts out: its dwell time, longer the more satisfied it is."""
+    return v.leave_at + 240 * (v.satisfaction - 0.5)
 
 
 # ------------------------------------------------------------------ crowd realism (issue 13)

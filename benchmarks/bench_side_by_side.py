@@ -20,17 +20,26 @@ What it prints (one JSON object on stdout; progress on stderr):
   runner, against one env (same work, steps/s per core).
 
 The peer command is any shell command that runs the peer's step loop and prints a line
-with a JSON object holding ``steps_per_second`` (the last such line counts); it is run
+with a JSON object holding ``steps_per_second`` (the last such line counts; an optional
+``steps_per_second_with_resets`` gets its own ratio, for a peer whose episodes are only a
+few steps long, where resets weigh: ours includes resets, ~1 per 500 steps); it is run
 once per repeat, in its own process, and should time its own loop the same way (replayed
 actions or a template user, CPU time, no policy). EcomRLVE-GYM's, for example, as used
 for issue 16 (its code stays outside this repository)::
 
-    # once: the peer's env in its own venv, outside the repo
-    python3.11 -m venv /work/wt/peer/.venv
-    git clone https://github.com/<owner>/EcomRLVE-GYM /work/wt/peer/EcomRLVE-GYM
-    /work/wt/peer/.venv/bin/pip install -e /work/wt/peer/EcomRLVE-GYM
-    # its step loop with its template user (a small script you keep beside it)
-    python benchmarks/bench_side_by_side.py --peer "/work/wt/peer/.venv/bin/python /work/wt/peer/peer_loop.py"
+    # once: the peer's env in its own venv, outside the repo (it needs Python 3.13; its
+    # env runs on a synthetic catalog with debug embeddings: numpy, pydantic, pyyaml,
+    # rich and requests suffice, no torch, no model)
+    git clone https://github.com/owlgebra-ai/ShopRLVE-Gym /work/wt/peer/ShopRLVE-Gym
+    python3.13 -m venv /work/wt/peer/.venv
+    /work/wt/peer/.venv/bin/pip install numpy pydantic pyyaml rich requests
+    # its step loop (a small script kept beside it, not in this repo): EcomRLVEEnv
+    # (collection C8, difficulty 2) with its template user (the Ollama phrasing call made
+    # to fail at once, so the simulator uses its templates), actions of its own
+    # DummyModelFn recorded once and replayed; CPU time, printing
+    # {"steps_per_second": <steps alone>, "steps_per_second_with_resets": ...}
+    python benchmarks/bench_side_by_side.py --peer \
+        "PYTHONPATH=/work/wt/peer/ShopRLVE-Gym/src /work/wt/peer/.venv/bin/python /work/wt/peer/peer_loop.py"
 
 Run: ``python benchmarks/bench_side_by_side.py [--env LiveRoom-v0 ...] [--episodes 3]
 [--repeats 5] [--peer CMD] [--crowd 10,50,100,250,500] [--vector]``
@@ -128,7 +137,8 @@ def env_figures(env_id: str, runs: list[dict]) -> dict:
             "reset_ms_median": round(statistics.median(resets) / 1e6, 3), "by_window": by_window}
 
 
-def run_peer(command: str) -> float:
+def run_peer(command: str) -> dict:
+    """The peer's JSON line: ``steps_per_second`` (and any other figures it prints)."""
     out = subprocess.run(command, shell=True, capture_output=True, text=True, check=True).stdout
     for line in reversed(out.strip().splitlines()):
         try:
@@ -136,7 +146,7 @@ def run_peer(command: str) -> float:
         except ValueError:
             continue
         if isinstance(data, dict) and "steps_per_second" in data:
-            return float(data["steps_per_second"])
+            return data
     raise SystemExit(f"the peer command printed no JSON line with steps_per_second: {shlex.quote(command)}")
 
 
@@ -255,12 +265,16 @@ def main() -> None:
         replay(envs[env_id], plans[env_id])  # warm caches
     runs = {env_id: [] for env_id in env_ids}
     peer: list[float] = []
+    peer_with_resets: list[float] = []
     for r in range(args.repeats):  # interleaved: every env, then the peer, per repeat
         for env_id in env_ids:
             runs[env_id].append(replay(envs[env_id], plans[env_id], detail=True))
             say(f"repeat {r + 1}/{args.repeats} {env_id}: {runs[env_id][-1]['steps_per_second']:,.0f} steps/s")
         if args.peer:
-            peer.append(run_peer(args.peer))
+            figures = run_peer(args.peer)
+            peer.append(float(figures["steps_per_second"]))
+            if "steps_per_second_with_resets" in figures:
+                peer_with_resets.append(float(figures["steps_per_second_with_resets"]))
             say(f"repeat {r + 1}/{args.repeats} peer: {peer[-1]:,.0f} steps/s")
     out: dict = {"envs": [env_figures(env_id, runs[env_id]) for env_id in env_ids]}
     if peer:
@@ -270,6 +284,11 @@ def main() -> None:
                        "steps_per_second_median": round(statistics.median(peer)), "ours": env_ids[0],
                        "ratio_per_repeat_min": round(ratios[0], 3), "ratio_per_repeat_median": round(statistics.median(ratios), 3),
                        "ratio_of_medians": round(statistics.median(ours) / statistics.median(peer), 3)}
+        if peer_with_resets:  # a peer whose episodes are short: its resets weigh
+            ratios = sorted(o / p for o, p in zip(ours, peer_with_resets))
+            out["peer"] |= {"with_resets_steps_per_second_median": round(statistics.median(peer_with_resets)),
+                            "with_resets_ratio_per_repeat_min": round(ratios[0], 3),
+                            "with_resets_ratio_per_repeat_median": round(statistics.median(ratios), 3)}
     sizes = [int(s) for s in args.crowd.split(",") if s.strip()]
     if sizes:
         out["crowd"] = crowd_figures(env_ids[0], sizes, max(1, args.episodes // 2), max(1, args.repeats // 2))

@@ -183,12 +183,13 @@ def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) 
 
 def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]):
     update: dict[str, Any] = {"at": at}
-    pid = getattr(event, "product", None)
+    fields = event.__dict__  # (a model's fields: getattr on a field an event lacks raises inside pydantic, slowly)
+    pid = fields.get("product")
     if pid in swap:
         update["product"] = swap[pid]
-    if getattr(event, "products", ()):
+    if fields.get("products", ()):
         update["products"] = tuple(swap.get(p, p) for p in event.products)
-    if getattr(event, "code", None) in codes:
+    if fields.get("code") in codes:
         update["code"] = codes[event.code]
     return event.model_copy(update=update)
 
@@ -196,7 +197,8 @@ def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]):
 def _noted(new, old):
     """Keep an event's note only while what it is about is the file's: a note written
     about the hoodie's $10 coupon would mislead about another product or value."""
-    if new.model_copy(update={"at": old.at}) == old:
+    # (what ``new.model_copy(update={"at": old.at}) == old`` says, without making the copy)
+    if type(new) is type(old) and {**new.__dict__, "at": old.at} == old.__dict__:
         return new
     return new.model_copy(update={"note": ""})
 

@@ -66,6 +66,12 @@ class LiveRoomEnv(gym.Env[str, str]):
     - ``harness_augmentation``: Harness-State Augmentation settings (a dict or
       :class:`~liveroom_sim.harness.augment.AugmentConfig`) overriding the spec's; see
       :mod:`liveroom_sim.harness.augment`.
+    - ``info``: ``"full"`` (the default: every entry above; the chat ``messages``, the
+      ``metrics`` and the ``reward_reasons`` are built on first read, from what they were
+      at the step) or ``"lean"``: only ``reward_breakdown`` and ``events`` (and
+      ``episode`` at the end), for trainers that read the observation text alone and for
+      vector envs, which copy every entry of every env's info each step. The room is
+      the same either way (``env.unwrapped.room.messages()`` still gives the chat).
 
     ## Version History
     - v0: initial release. ``LiveRoom-HarnessVariant-v0`` is LiveRoom-v0 with
@@ -75,7 +81,10 @@ class LiveRoomEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, spec: str | Path | World, render_mode: str | None = None, reward_model=None,
-                 harness_augmentation: AugmentConfig | dict | None = None):
+                 harness_augmentation: AugmentConfig | dict | None = None, info: str = "full"):
+        if info not in ("full", "lean"):
+            raise ValueError(f"info must be 'full' or 'lean', got {info!r}")
+        self.info_mode = info
         self.world = spec if isinstance(spec, World) else load_spec(spec)
         if isinstance(harness_augmentation, dict):
             harness_augmentation = AugmentConfig(**harness_augmentation)
@@ -114,6 +123,8 @@ class LiveRoomEnv(gym.Env[str, str]):
         return self.room.observation(), float(turn.reward.total), self.room.terminated, self.room.truncated, info
 
     def _info(self, turn) -> dict:
+        if self.info_mode == "lean":
+            return self._lean_info(turn)
         # A LazyDict: the chat messages, the metrics and the reward's reasons, which
         # trainers rarely read, are built on first read, from what they were at this step.
         room = self.room
@@ -139,6 +150,15 @@ class LiveRoomEnv(gym.Env[str, str]):
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
                                "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}
         return LazyDict(info)
+
+    def _lean_info(self, turn) -> dict:
+        room = self.room
+        info = {"events": room.events if turn is None else turn.events,
+                "reward_breakdown": dict.fromkeys(room.returns, 0.0) if turn is None else turn.reward.as_dict()}
+        if room.terminated or room.truncated:
+            info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
+                               "steps": room.steps, "metrics": room.metrics(), "accounting": dict(room.accounting)}
+        return info
 
     def render(self):
         if self.room is None:

@@ -70,3 +70,18 @@ def test_a_lazy_entry_is_built_once_and_only_when_read():
     assert dict(d2) == {"b": 6} and repr(d2) == "{'b': 6}"
     assert LazyDict({"b": Lazy(lambda: 5)}).pop("b") == 5
     assert list(LazyDict({"b": Lazy(lambda: 5)}).values()) == [5]
+
+
+def test_a_lean_info_holds_the_rewards_of_the_same_episode():
+    actions = _actions("LiveRoom-v0", seed=4)
+    full, lean = gym.make("LiveRoom-v0"), gym.make("LiveRoom-v0", info="lean")
+    assert set(lean.reset(seed=4)[1]) == {"events", "reward_breakdown"}
+    full.reset(seed=4)
+    for a in actions:
+        obs_f, r_f, *_, info_f = full.step(a)
+        obs_l, r_l, *_, info_l = lean.step(a)
+        assert (obs_l, r_l) == (obs_f, r_f)
+        assert info_l["reward_breakdown"] == info_f["reward_breakdown"] and info_l["events"] == info_f["events"]
+    assert info_l["episode"] == info_f["episode"]
+    with pytest.raises(ValueError, match="info must be"):
+        gym.make("LiveRoom-v0", info="some")

@@ -16,8 +16,9 @@ What it prints (one JSON object on stdout; progress on stderr):
   spec's knobs) in two rooms: ``spec_mix`` (N viewers of the spec's persona mix, so the
   chat grows with the room) and ``quiet`` (N viewers of whom all but 10 only watch:
   the cost of a big room itself, at the chat volume of a small one).
-- ``vector`` (with ``--vector``): ``SyncVectorEnv`` of 64 rooms, and the serial rollout
-  runner, against one env (same work, steps/s per core).
+- ``vector`` (with ``--vector``): ``SyncVectorEnv`` of 64 rooms (with the default info,
+  and with ``info="lean"``), and the serial rollout runner, against one env (same work,
+  steps/s per core).
 
 The peer command is any shell command that runs the peer's step loop and prints a line
 with a JSON object holding ``steps_per_second`` (the last such line counts; an optional
@@ -91,12 +92,14 @@ def windows(n: int) -> list[tuple[int, int]]:
 
 
 def replay(env: LiveRoomEnv, plans: list[tuple[int, list[str]]], detail: bool = False) -> dict:
-    """Replay ``plans`` once; steps/s by CPU time, and (``detail``) each step's wall time."""
+    """Replay ``plans`` once; steps/s by CPU time, and (``detail``) each step's CPU time."""
     steps = sum(len(a) for _, a in plans)
     per_step: list[list[int]] = []
     present: list[list[int]] = []
     resets: list[int] = []
-    clock = time.perf_counter_ns
+    # CPU time of this thread per step: on a shared machine wall time counts the time
+    # other processes ran (a step's p95 would be the scheduler's slice, not the env)
+    clock = time.thread_time_ns
     t0 = time.process_time()
     for seed, actions in plans:
         r0 = clock()
@@ -200,7 +203,8 @@ def vector_figures(env_id: str, episodes: int, repeats: int) -> dict:
     plans = [(seed, record(single, seed)) for seed in range(n)]
     horizon = min(len(a) for _, a in plans)  # no room ends: every vector step is a real step
     vec = gym.vector.SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)])
-    one, many = [], []
+    lean = gym.vector.SyncVectorEnv([lambda: gym.make(env_id, info="lean") for _ in range(n)])
+    one, many, many_lean = [], [], []
     for _ in range(repeats):
         t0 = time.process_time()
         for seed, actions in plans:
@@ -208,12 +212,14 @@ def vector_figures(env_id: str, episodes: int, repeats: int) -> dict:
             for a in actions[:horizon]:
                 single.step(a)
         one.append(n * horizon / (time.process_time() - t0))
-        t0 = time.process_time()
-        vec.reset(seed=[s for s, _ in plans])
-        for t in range(horizon):
-            vec.step([a[t] for _, a in plans])
-        many.append(n * horizon / (time.process_time() - t0))
-        say(f"vector: one env {one[-1]:,.0f} steps/s, SyncVectorEnv(64) {many[-1]:,.0f} steps/s")
+        for v, rates in ((vec, many), (lean, many_lean)):
+            t0 = time.process_time()
+            v.reset(seed=[s for s, _ in plans])
+            for t in range(horizon):
+                v.step([a[t] for _, a in plans])
+            rates.append(n * horizon / (time.process_time() - t0))
+        say(f"vector: one env {one[-1]:,.0f} steps/s, SyncVectorEnv(64) {many[-1]:,.0f} steps/s, "
+            f"with info='lean' {many_lean[-1]:,.0f} steps/s")
     # The serial runner plays the scripted policy too: compare with a plain loop of the same
     # env and policy (policy time in both).
     loop, runner = [], []
@@ -241,7 +247,9 @@ def vector_figures(env_id: str, episodes: int, repeats: int) -> dict:
     med = statistics.median
     return {"sync_vector_64": {"one_env_steps_per_second_median": round(med(one)),
                                "vector_steps_per_second_median": round(med(many)),
-                               "ratio_median": round(med(m / o for m, o in zip(many, one)), 3)},
+                               "ratio_median": round(med(m / o for m, o in zip(many, one)), 3),
+                               "lean_info_vector_steps_per_second_median": round(med(many_lean)),
+                               "lean_info_ratio_median": round(med(m / o for m, o in zip(many_lean, one)), 3)},
             "serial_runner": {"plain_loop_steps_per_second_median": round(med(loop)),
                               "runner_steps_per_second_median": round(med(runner)),
                               "ratio_median": round(med(r / p for r, p in zip(runner, loop)), 3)}}

@@ -10,6 +10,7 @@ import dataclasses
 import copy
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,7 +153,7 @@ class Crowd:
     def answered(self, msg: ChatMessage) -> None:
         """``msg`` no longer waits for an answer."""
         msg.viewer.answered += msg.answered
-        self.pending.remove(msg)
+        _remove(self.pending, msg)
         self.version += 1
 
     def leave(self, v: Viewer, now: float) -> None:
@@ -162,7 +163,7 @@ class Crowd:
             self.version += 1
             v.present = False
             v.left_at = now
-            self.present.remove(v)
+            _remove(self.present, v)
             self.present_version += 1
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived
@@ -174,6 +175,29 @@ class Crowd:
         if hit is None or hit[0] != self.present_version:
             hit = self._sums["arrived"] = (self.present_version, sum(v.arrived for v in self.present))
         return hit[1]
+
+    def arrival_sum_later(self) -> Callable[[], float]:
+        """A function that returns :meth:`arrival_sum` as it is now, whenever it is
+        called: the viewers present are kept (a copy of the list, made once per change),
+        the sum is made only if it is asked for (in a room of hundreds viewers come and
+        go nearly every step)."""
+        version = self.present_version
+        hit = self._sums.get("arrived")
+        if hit is not None and hit[0] == version:
+            total = hit[1]
+            return lambda: total
+        kept = self._sums.get("present")
+        if kept is None or kept[0] != version:
+            kept = self._sums["present"] = (version, tuple(self.present))
+        viewers = kept[1]
+
+        def total() -> float:
+            hit = self._sums.get("arrived")
+            if hit is not None and hit[0] == version:
+                return hit[1]
+            return sum(v.arrived for v in viewers)
+
+        return total
 
     def waiting(self) -> tuple[ChatMessage, ...]:
         """The waiting messages of viewers still present, oldest first (kept until the
@@ -275,6 +299,18 @@ class Crowd:
             + 0.5 * p.urgency_response * (product_id in market.flash)
         repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
         return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)
+
+
+def _remove(items: list, item) -> None:
+    """``items.remove(item)`` by identity: ``list.remove`` compares with ``==``, which for
+    these dataclasses compares every field (a persona, a message's viewer ...) of every
+    element before it. The same element goes: viewers' names and messages' ids are
+    unique in a room, so no other element equals it."""
+    for i, x in enumerate(items):
+        if x is item:
+            del items[i]
+            return
+    raise ValueError("list.remove(x): x not in list")
 
 
 def _drift_at(v: Viewer) -> float:

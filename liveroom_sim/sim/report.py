@@ -19,7 +19,7 @@ def metrics_now(room) -> Callable[[], dict]:
     s = room.crowd.stats
     phraser = room.crowd.writer.phraser
     llm = None if phraser is None else (phraser.calls, phraser.failures)
-    numbers = (room.clock, len(room.crowd.present), room.crowd.arrival_sum(), s.arrived, s.messages, s.questions,
+    numbers = (room.clock, len(room.crowd.present), room.crowd.arrival_sum_later(), s.arrived, s.messages, s.questions,
                s.answered, s.ignored, room.crowd.questions_waiting(), room.replies, room.blocked, room.tool_errors,
                s.purchases, s.buyers, s.gmv, s.dwell_total, llm, room._last_latency, room.latency_total, room.steps)
     return lambda: _metrics(*numbers)
@@ -28,7 +28,7 @@ def metrics_now(room) -> Callable[[], dict]:
 def _metrics(clock, present, arrival_sum, arrived, messages, questions, answered, ignored, waiting, replies,
              blocked, tool_errors, purchases, buyers, gmv, dwell_total, llm, last_latency, latency_total,
              steps) -> dict:
-    stayed = present * clock - arrival_sum
+    stayed = present * clock - arrival_sum()
     return {
         "clock_s": round(clock, 3),
         "viewers_present": present,

@@ -159,14 +159,16 @@ def crowd_world(env_id: str, size: int, quiet: bool):
     world = load_spec(ENVS_DIR / f"{env_id}.yaml")
     viewers = world.spec.viewers
     mix, personas = dict(viewers.mix), dict(world.personas)
+    arrivals = min(600.0, max(viewers.arrivals_per_min, size / 4))  # refill the room as viewers leave
     if quiet and size > 10:
-        watcher = personas["lurker"].model_copy(update={"name": "watcher", "chat_rate_per_min": 0.0})
+        # watchers never speak and stay the whole stream: the room keeps the chat and the
+        # arrivals of a room of ten, with N viewers present
+        watcher = personas["lurker"].model_copy(update={"name": "watcher", "chat_rate_per_min": 0.0, "dwell_s": 1e6})
         personas["watcher"] = watcher
         total = sum(mix.values())
         mix = {k: w * 10 / total for k, w in mix.items()} | {"watcher": float(size - 10)}
-    # arrivals refill the room as viewers leave (a room of N stays near N)
-    config = viewers.model_copy(update={"initial": size, "max_present": size, "mix": mix,
-                                        "arrivals_per_min": min(600.0, max(viewers.arrivals_per_min, size / 4))})
+        arrivals = viewers.arrivals_per_min
+    config = viewers.model_copy(update={"initial": size, "max_present": size, "mix": mix, "arrivals_per_min": arrivals})
     spec = world.spec.model_copy(update={"viewers": config})
     return world.model_copy(update={"spec": spec, "personas": personas})
 

@@ -8,7 +8,9 @@ from typing import Any
 import gymnasium as gym
 
 from liveroom_sim.harness.augment import AugmentConfig
+from liveroom_sim.sim.lazy import Lazy, LazyDict
 from liveroom_sim.sim.render import render_room
+from liveroom_sim.sim.report import metrics_now
 from liveroom_sim.sim.room import Room
 from liveroom_sim.spaces import UnicodeText
 from liveroom_sim.spec import World, load_spec
@@ -67,6 +69,12 @@ class LiveRoomEnv(gym.Env[str, str]):
     - ``harness_augmentation``: Harness-State Augmentation settings (a dict or
       :class:`~liveroom_sim.harness.augment.AugmentConfig`) overriding the spec's; see
       :mod:`liveroom_sim.harness.augment`.
+    - ``info``: ``"full"`` (the default: every entry above; the chat ``messages``, the
+      ``metrics`` and the ``reward_reasons`` are built on first read, from what they were
+      at the step) or ``"lean"``: only ``reward_breakdown`` and ``events`` (and
+      ``episode`` at the end), for trainers that read the observation text alone and for
+      vector envs, which copy every entry of every env's info each step. The room is
+      the same either way (``env.unwrapped.room.messages()`` still gives the chat).
 
     ## Version History
     - v0: initial release. ``LiveRoom-HarnessVariant-v0`` is LiveRoom-v0 with
@@ -76,7 +84,10 @@ class LiveRoomEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, spec: str | Path | World, render_mode: str | None = None, reward_model=None,
-                 harness_augmentation: AugmentConfig | dict | None = None):
+                 harness_augmentation: AugmentConfig | dict | None = None, info: str = "full"):
+        if info not in ("full", "lean"):
+            raise ValueError(f"info must be 'full' or 'lean', got {info!r}")
+        self.info_mode = info
         self.world = spec if isinstance(spec, World) else load_spec(spec)
         if isinstance(harness_augmentation, dict):
             harness_augmentation = AugmentConfig(**harness_augmentation)
@@ -117,11 +128,15 @@ class LiveRoomEnv(gym.Env[str, str]):
         return self.room.observation(), float(turn.reward.total), self.room.terminated, self.room.truncated, info
 
     def _info(self, turn) -> dict:
+        if self.info_mode == "lean":
+            return self._lean_info(turn)
+        # A LazyDict: the chat messages, the metrics and the reward's reasons, which
+        # trainers rarely read, are built on first read, from what they were at this step.
         room = self.room
         info = {
-            "messages": room.messages(),
+            "messages": Lazy(room.messages_now()),
             "tools": room.tools(),
-            "metrics": room.metrics(),
+            "metrics": Lazy(metrics_now(room)),
             "room": {"env_id": self.world.spec.id, "language": self.world.spec.language,
                      "harness_augmented": room.augmented},
         }
@@ -131,15 +146,25 @@ class LiveRoomEnv(gym.Env[str, str]):
         else:
             info["events"] = turn.events
             info["reward_breakdown"] = turn.reward.as_dict()
-            info["reward_reasons"] = turn.reward.explain()
+            info["reward_reasons"] = Lazy(turn.reward.explain)
             info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
                             "tool_errors": list(turn.tool_errors),
                             "tool_faults": list(turn.tool_faults), "answered": turn.answered, "reply": turn.reply,
                             "latency_s": turn.latency_s, "gated": turn.reward.gated,
                             "reasoning_chars": turn.reasoning_chars}
         if room.terminated or room.truncated:
+            info["metrics"] = info["metrics"].build()
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
                                "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}
+        return LazyDict(info)
+
+    def _lean_info(self, turn) -> dict:
+        room = self.room
+        info = {"events": room.events if turn is None else turn.events,
+                "reward_breakdown": dict.fromkeys(room.returns, 0.0) if turn is None else turn.reward.as_dict()}
+        if room.terminated or room.truncated:
+            info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
+                               "steps": room.steps, "metrics": room.metrics(), "accounting": dict(room.accounting)}
         return info
 
     def render(self):

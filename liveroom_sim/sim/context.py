@@ -13,9 +13,8 @@ def reply_context(room, text: str, target: ChatMessage | None, latency: float) -
     if target is not None:
         q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
                      room.clock - target.at, room._facts(target), target.payload, target.stated)
-    waiting = tuple(dict.fromkeys(m.viewer.name for m in room.crowd.pending
-                                  if m.is_fact_question and m.viewer.present))
-    pending = sum(1 for m in room.crowd.pending if m.is_fact_question and m.viewer.present)
+    waiting = room.crowd.waiting_askers()
+    pending = sum(1 for m in room.crowd.waiting() if m.is_fact_question)
     since_pitch = room.clock - room.pitched_at if room.pitched_at >= room.featured_at else 1e9
     return TurnContext(
         "reply", text, room.market, room.harness, room.words, q, pending, tuple(room.recent_replies),

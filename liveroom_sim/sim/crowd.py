@@ -10,6 +10,7 @@ import dataclasses
 import copy
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +51,12 @@ class Crowd:
         self._heap: list[tuple[float, int, int]] = []
         self._seq = 0
         self.version = 0  # bumped whenever the waiting messages change
+        self.present_version = 0  # bumped whenever a viewer arrives or leaves
+        self._sums: dict[str, tuple] = {}  # derived values, each with the version it is for
+        # (when, arrival order, viewer) of each viewer's drift-out time, pushed again when
+        # its satisfaction changes (an entry whose time is no longer the viewer's is skipped)
+        self._drift: list[tuple[float, int, Viewer]] = []
+        self._order: dict[str, int] = {}  # viewer name (unique in a room) -> arrival order
         self._rate = config.arrivals_per_min / 60.0
         self.schedule_arrival(0.0)
 
@@ -69,6 +76,9 @@ class Crowd:
         v = Viewer(name, persona, now, now + self.rng.exponential(persona.dwell_s))
         self.viewers.append(v)
         self.present.append(v)
+        self.present_version += 1
+        self._order[v.name] = len(self.viewers) - 1
+        heapq.heappush(self._drift, (_drift_at(v), len(self.viewers) - 1, v))
         self.stats.arrived += 1
         self._schedule(len(self.viewers) - 1, opening_start(now, self.stats.messages))
         return v
@@ -126,7 +136,7 @@ class Crowd:
                 continue  # greetings, baits and injections may be let go
             self.stats.ignored += 1
             v.strikes += 1
-            v.satisfaction = max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty))
+            self.satisfy(v, max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty)))
             if v.strikes >= v.persona.patience_strikes:
                 self.leave(v, now)
                 continue
@@ -143,7 +153,7 @@ class Crowd:
     def answered(self, msg: ChatMessage) -> None:
         """``msg`` no longer waits for an answer."""
         msg.viewer.answered += msg.answered
-        self.pending.remove(msg)
+        _remove(self.pending, msg)
         self.version += 1
 
     def leave(self, v: Viewer, now: float) -> None:
@@ -153,15 +163,86 @@ class Crowd:
             self.version += 1
             v.present = False
             v.left_at = now
-            self.present.remove(v)
+            _remove(self.present, v)
+            self.present_version += 1
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived
 
+    def arrival_sum(self) -> float:
+        """``sum(v.arrived for v in self.present)``, summed again only when viewers
+        arrived or left (the room reports it every step)."""
+        hit = self._sums.get("arrived")
+        if hit is None or hit[0] != self.present_version:
+            hit = self._sums["arrived"] = (self.present_version, sum(v.arrived for v in self.present))
+        return hit[1]
+
+    def arrival_sum_later(self) -> Callable[[], float]:
+        """A function that returns :meth:`arrival_sum` as it is now, whenever it is
+        called: the viewers present are kept (a copy of the list, made once per change),
+        the sum is made only if it is asked for (in a room of hundreds viewers come and
+        go nearly every step)."""
+        version = self.present_version
+        hit = self._sums.get("arrived")
+        if hit is not None and hit[0] == version:
+            total = hit[1]
+            return lambda: total
+        kept = self._sums.get("present")
+        if kept is None or kept[0] != version:
+            kept = self._sums["present"] = (version, tuple(self.present))
+        viewers = kept[1]
+
+        def total() -> float:
+            hit = self._sums.get("arrived")
+            if hit is not None and hit[0] == version:
+                return hit[1]
+            return sum(v.arrived for v in viewers)
+
+        return total
+
+    def waiting(self) -> tuple[ChatMessage, ...]:
+        """The waiting messages of viewers still present, oldest first (kept until the
+        waiting messages change: a viewer leaving changes them too)."""
+        hit = self._sums.get("present_pending")
+        if hit is None or hit[0] != self.version:
+            hit = self._sums["present_pending"] = (self.version, tuple(m for m in self.pending if m.viewer.present))
+        return hit[1]
+
+    def waiting_askers(self) -> tuple[str, ...]:
+        """The names of present viewers with a question of fact waiting, in order."""
+        hit = self._sums.get("askers")
+        if hit is None or hit[0] != self.version:
+            names = tuple(dict.fromkeys(m.viewer.name for m in self.waiting() if m.is_fact_question))
+            hit = self._sums["askers"] = (self.version, names)
+        return hit[1]
+
+    def questions_waiting(self) -> int:
+        """How many waiting messages are questions of fact, counted again only when the
+        waiting messages changed."""
+        hit = self._sums.get("waiting")
+        if hit is None or hit[0] != self.version:
+            hit = self._sums["waiting"] = (self.version, sum(m.is_fact_question for m in self.pending))
+        return hit[1]
+
+    def satisfy(self, v: Viewer, satisfaction: float) -> None:
+        """Set ``v``'s satisfaction (which moves when it drifts out)."""
+        v.satisfaction = satisfaction
+        if v.present:
+            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name], v))
+
     def drift_out(self, now: float) -> None:
-        """Viewers whose dwell time is over leave; satisfied viewers stay longer."""
-        for v in list(self.present):
-            if now >= v.leave_at + 240 * (v.satisfaction - 0.5):
-                self.leave(v, now)
+        """Viewers whose dwell time is over leave; satisfied viewers stay longer.
+
+        The times are kept in a heap, so a step looks only at the viewers due (a room of
+        hundreds costs what a room of ten does); they leave in the order they arrived.
+        """
+        due = []
+        heap = self._drift
+        while heap and heap[0][0] <= now:
+            at, order, v = heapq.heappop(heap)
+            if v.present and at == _drift_at(v):
+                due.append((order, v))
+        for _, v in sorted(due, key=lambda d: d[0]):
+            self.leave(v, now)
 
     def play_out(self, start: float, end: float, market: Market) -> tuple[int, int]:
         """``(questions expired, viewers who left unanswered)`` if the stream ran from
@@ -218,6 +299,23 @@ class Crowd:
             + 0.5 * p.urgency_response * (product_id in market.flash)
         repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
         return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)
+
+
+def _remove(items: list, item) -> None:
+    """``items.remove(item)`` by identity: ``list.remove`` compares with ``==``, which for
+    these dataclasses compares every field (a persona, a message's viewer ...) of every
+    element before it. The same element goes: viewers' names and messages' ids are
+    unique in a room, so no other element equals it."""
+    for i, x in enumerate(items):
+        if x is item:
+            del items[i]
+            return
+    raise ValueError("list.remove(x): x not in list")
+
+
+def _drift_at(v: Viewer) -> float:
+    """When ``v`` drifts out: its dwell time, longer the more satisfied it is."""
+    return v.leave_at + 240 * (v.satisfaction - 0.5)
 
 
 # ------------------------------------------------------------------ crowd realism (issue 13)

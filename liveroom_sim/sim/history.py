@@ -59,7 +59,7 @@ def room_update(clock: float, market, crowd, harness, notes: list[str], new_chat
     if new_chat:
         lines.append("chat:")
         lines += [f"{m.viewer.name}: {m.text}" for m in new_chat[-12:]]
-    waiting = [m for m in crowd.pending if m.viewer.present][:8]
+    waiting = crowd.waiting()[:8]
     if waiting:
         lines.append("waiting for an answer:")
         lines += [f"- {harness.constraints.mention_format.format(name=m.viewer.name)} "

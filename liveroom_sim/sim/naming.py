@@ -8,6 +8,7 @@ refused when it differs from one already in the room only by digits or punctuati
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -18,6 +19,7 @@ from liveroom_sim.world.phrasebook import Phrasebook
 _NOT_STEM = re.compile(r"[\d_.\-\s]+")
 
 
+@functools.lru_cache(maxsize=8192)
 def stem(name: str) -> str:
     """A handle without digits and punctuation, lower-cased: two handles with the same
     stem read as clones."""

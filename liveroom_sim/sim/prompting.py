@@ -17,6 +17,7 @@ class SystemPrompts:
         self.room_info, self.language = room_info, language
         self._prompts: dict[tuple, str] = {}
         self._step = None
+        self._market: tuple = (None, ())
         self._text = ""
         self._skills_for = None
         self._skill_hits: dict[int, frozenset[str]] = {}
@@ -26,7 +27,9 @@ class SystemPrompts:
         if self._step == (crowd.version, market.version, harness):
             return self._text
         skills = self._active_skills(harness, crowd)
-        key = (id(harness), market.featured, id(market.rules), repr(market.style), skills)
+        if self._market[0] != market.version:  # most steps change only the waiting chat
+            self._market = (market.version, (market.featured, id(market.rules), repr(market.style)))
+        key = (id(harness), *self._market[1], skills)
         self._step = (crowd.version, market.version, harness)
         # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
         text = self._prompts.get(key)

@@ -50,15 +50,17 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
             ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
             delta = 0.05 if ok else -0.05
             crowd.answered(target)
-        v.satisfaction = min(1.0, max(0.0, v.satisfaction + delta))
+        crowd.satisfy(v, min(1.0, max(0.0, v.satisfaction + delta)))
     featured = market.featured
     promo = bool(market.coupons_for(featured)) or featured in market.flash
     if promo and featured in a.products and a.wrong == 0:
-        draws = rng.random(len(crowd.present))
-        for v, u in zip(list(crowd.present), draws):
-            # chances are at most 0.9, so most draws are decided without computing them
-            if u < 0.009 and v is not (target.viewer if target else None) \
-                    and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
+        present = list(crowd.present)
+        draws = rng.random(len(present))
+        # chances are at most 0.9, so a draw of 0.009 or more never buys: only the few
+        # below are looked at (in the order of the room, as before)
+        for i in np.flatnonzero(draws < 0.009):
+            v, u = present[i], draws[i]
+            if v is not (target.viewer if target else None) and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
                 bought += crowd.buy(v, featured, market)
     return Outcome(round(delta, 6), bought)
 
@@ -66,7 +68,7 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
 def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> ChatMessage | None:
     """The waiting message a reply answers: the addressed viewer's oldest, else the
     question whose facts the reply states most (``facts_of(message)`` gives them)."""
-    pending = [m for m in crowd.pending if m.viewer.present]
+    pending = crowd.waiting()
     if not pending or not text.strip():
         return None
     # Read once; like the claim reader, at most the first MAX_CLAIMS numbers count.

@@ -2,36 +2,55 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from liveroom_sim.world import campaign as ev
 
 
 def room_metrics(room) -> dict:
     """The business numbers of a room now (viewers, questions, purchases, GMV, latency)."""
+    return metrics_now(room)()
+
+
+def metrics_now(room) -> Callable[[], dict]:
+    """A function that returns :func:`room_metrics` as they are now, whenever it is
+    called: the numbers are read now, the dict is built on the call (for an ``info``
+    built on first read)."""
     s = room.crowd.stats
-    present = room.crowd.present
-    stayed = len(present) * room.clock - sum(v.arrived for v in present)
     phraser = room.crowd.writer.phraser
+    llm = None if phraser is None else (phraser.calls, phraser.failures)
+    numbers = (room.clock, len(room.crowd.present), room.crowd.arrival_sum_later(), s.arrived, s.messages, s.questions,
+               s.answered, s.ignored, room.crowd.questions_waiting(), room.replies, room.blocked, room.tool_errors,
+               s.purchases, s.buyers, s.gmv, s.dwell_total, llm, room._last_latency, room.latency_total, room.steps,
+               room.faults.faults if room.faults.enabled else None)
+    return lambda: _metrics(*numbers)
+
+
+def _metrics(clock, present, arrival_sum, arrived, messages, questions, answered, ignored, waiting, replies,
+             blocked, tool_errors, purchases, buyers, gmv, dwell_total, llm, last_latency, latency_total,
+             steps, tool_faults) -> dict:
+    stayed = present * clock - arrival_sum()
     return {
-        "clock_s": round(room.clock, 3),
-        "viewers_present": len(present),
-        "viewers_total": s.arrived,
-        "messages": s.messages,
-        "questions_asked": s.questions,
-        "questions_answered": s.answered,
-        "questions_ignored": s.ignored,
-        "questions_waiting": sum(m.is_fact_question for m in room.crowd.pending),
-        "replies": room.replies,
-        "replies_blocked": room.blocked,
-        "tool_errors": room.tool_errors,
-        **({"tool_faults": room.faults.faults} if room.faults.enabled else {}),
-        "purchases": s.purchases,
-        "buyers": s.buyers,
-        "gmv": s.gmv,
-        "conversion": round(s.buyers / s.arrived, 4) if s.arrived else 0.0,
-        "avg_dwell_s": round((s.dwell_total + stayed) / s.arrived, 2) if s.arrived else 0.0,
-        **({} if phraser is None else {"llm_viewer_calls": phraser.calls, "llm_viewer_failures": phraser.failures}),
-        "latency_s": round(room._last_latency, 3),
-        "mean_latency_s": round(room.latency_total / room.steps, 3) if room.steps else 0.0,
+        "clock_s": round(clock, 3),
+        "viewers_present": present,
+        "viewers_total": arrived,
+        "messages": messages,
+        "questions_asked": questions,
+        "questions_answered": answered,
+        "questions_ignored": ignored,
+        "questions_waiting": waiting,
+        "replies": replies,
+        "replies_blocked": blocked,
+        "tool_errors": tool_errors,
+        **({} if tool_faults is None else {"tool_faults": tool_faults}),
+        "purchases": purchases,
+        "buyers": buyers,
+        "gmv": gmv,
+        "conversion": round(buyers / arrived, 4) if arrived else 0.0,
+        "avg_dwell_s": round((dwell_total + stayed) / arrived, 2) if arrived else 0.0,
+        **({} if llm is None else {"llm_viewer_calls": llm[0], "llm_viewer_failures": llm[1]}),
+        "latency_s": round(last_latency, 3),
+        "mean_latency_s": round(latency_total / steps, 3) if steps else 0.0,
     }
 
 

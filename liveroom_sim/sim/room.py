@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,6 +136,20 @@ class Room:
         for block in self._history:
             out.extend(block.public)
         return out
+
+    def messages_now(self) -> Callable[[], list[dict]]:
+        """A function that returns :meth:`messages` as they are now, whenever it is
+        called (for an ``info`` built on first read: the room moves on meanwhile)."""
+        system = self._system_prompt()
+        parts = [(block.public, len(block.public)) for block in self._history]
+
+        def messages() -> list[dict]:
+            out = [{"role": "system", "content": system}]
+            for public, n in parts:  # a block only grows: its first n messages are as now
+                out.extend(public if len(public) == n else public[:n])
+            return out
+
+        return messages
 
     def observation(self) -> str:
         """The next-turn prompt as text: :meth:`messages` flattened."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from liveroom_sim.sim.naming import NameBook
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
-from liveroom_sim.world.lines import Template
+from liveroom_sim.world.lines import Template, placeholders
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.personas import FACT_INTENTS, Persona, Phrasing
 from liveroom_sim.world.phrasebook import Phrasebook
@@ -143,6 +143,7 @@ class ChatWriter:
         self.names = NameBook(phrasebook, language)
         self.phrased = self.fell_back = 0
         self._topics: dict[str, _Weighted] = {}
+        self._usable: dict[tuple, tuple] = {}
 
     # ------------------------------------------------------------------ new messages
     def write(self, viewer: Viewer, now: float, mid: int, market: Market, rng: np.random.Generator,
@@ -274,13 +275,25 @@ class ChatWriter:
         """A line for ``intent`` that fits the product and the slots at hand: the
         persona's own lines most of the time, the phrasebook's otherwise. When the
         host's words can be quoted (``said``), a line that quotes them is taken."""
-        have = set(slots) | set(voice.traits) | set(self.book.slots) | {"host"}
-        have -= {k for k, v in slots.items() if v in (None, "")}
+        filled = tuple(k for k, v in slots.items() if v not in (None, ""))
+        have = None
 
         def usable(lines) -> list[Template]:
+            # Which lines fit depends only on the lines, the product, the strikes and which
+            # slots are filled: kept per room (a viewer writes every few seconds).
+            nonlocal have
+            key = (id(lines), item.id if item is not None else None, strikes, tuple(slots), filled, tuple(voice.traits))
+            hit = self._usable.get(key)
+            if hit is not None and hit[0] is lines:
+                return hit[1]
+            if have is None:
+                have = set(slots) | set(voice.traits) | set(self.book.slots) | {"host"}
+                have -= {k for k, v in slots.items() if v in (None, "")}
             found = [t for t in lines if t.fits(item, strikes=strikes) and t.fields <= have]
             quoting = [t for t in found if "said" in t.fields]
-            return quoting if "said" in have and quoting else [t for t in found if "said" not in t.fields]
+            out = quoting if "said" in have and quoting else [t for t in found if "said" not in t.fields]
+            self._usable[key] = (lines, out)
+            return out
 
         own = usable(self._phrasing(persona).templates.get(intent, ()))
         generic = usable(self.book.viewer.get(intent, ()))
@@ -291,7 +304,7 @@ class ChatWriter:
 
     def _fill(self, text: str, voice: Voice, rng: np.random.Generator, **slots) -> str:
         values = {"host": self.host, **voice.traits, **{k: v for k, v in slots.items() if v is not None}}
-        for name in Template(text=text).fields - set(values):
+        for name in placeholders(text) - set(values):
             values[name] = _pick(self.book.slots.get(name, ("",)), rng)
         return text.format(**values)
 
@@ -347,7 +360,14 @@ class ChatWriter:
 def _truth(ask: Ask, market: Market, words) -> tuple[Fact, ...]:
     if ask.intent not in _FACTS:
         return ()
-    return required_facts(ask.intent, ask.product, market, words, ask.order)
+    # The facts depend only on the market as of now (and the language's words, fixed for
+    # a room): kept in the market's memo, which any change to the market clears. The
+    # room asks for them on every reply, for each waiting question.
+    key = ("truth", ask.intent, ask.product, ask.order, id(words))
+    facts = market.memo.get(key)
+    if facts is None:
+        facts = market.memo[key] = required_facts(ask.intent, ask.product, market, words, ask.order)
+    return facts
 
 
 def _missing_ask(msg: ChatMessage, missing) -> Ask:
@@ -358,6 +378,14 @@ def _missing_ask(msg: ChatMessage, missing) -> Ask:
 def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
     """The facts a full answer to every ask of ``msg`` states, as of now (for the reward
     and the room: a merged or two-ask message needs each of its asks answered)."""
+    # Asked for each waiting question on every reply: kept in the market's memo (valid
+    # while the market is as now) with the message itself, so an id is never reused.
+    key = ("ask_facts", id(msg), id(words))
+    hit = market.memo.get(key)
+    if hit is not None and hit[0] is msg and hit[1] == msg.asks:
+        return hit[2]
     asks = msg.asks or (Ask(msg.intent, msg.product, msg.order),)
     # Two asks may need the same fact (a flash sale's price answers "price?" and "deal?"): once.
-    return tuple(dict.fromkeys(f for a in asks for f in _truth(a, market, words)))
+    facts = tuple(dict.fromkeys(f for a in asks for f in _truth(a, market, words)))
+    market.memo[key] = (msg, msg.asks, facts)
+    return facts

@@ -9,7 +9,7 @@ intent asks for.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.text import Quantity, normalize_phrase, phrase_pattern
@@ -93,7 +93,9 @@ def required_facts(intent: str, product_id: str | None, market: Market, words: d
         order_id: The order asked about, for ``order_status``.
     """
     about = order_id if intent == "order_status" else product_id
-    return tuple(replace(f, about=about) for f in _required(intent, product_id, market, words, order_id))
+    # (Fact(...) rather than dataclasses.replace: the same fact, without replace's field walk)
+    return tuple(Fact(f.key, f.label, f.number, f.dim, f.forms, about)
+                 for f in _required(intent, product_id, market, words, order_id))
 
 
 def _required(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],

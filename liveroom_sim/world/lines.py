@@ -6,6 +6,7 @@ is a line without conditions.
 
 from __future__ import annotations
 
+import functools
 import string
 from typing import Annotated
 
@@ -38,7 +39,7 @@ class Template(Frozen):
     @property
     def fields(self) -> frozenset[str]:
         """The placeholders the line uses."""
-        return frozenset(f for _, f, _, _ in _FORMATTER.parse(self.text) if f)
+        return placeholders(self.text)
 
     def fits(self, product=None, intent: str | None = None, strikes: int = 0) -> bool:
         """Whether the line makes sense for ``product`` (None: no product), ``intent``
@@ -50,6 +51,13 @@ class Template(Frozen):
         if self.categories and product.category not in self.categories:
             return False
         return all(_has(product, need) for need in self.needs)
+
+
+@functools.lru_cache(maxsize=4096)
+def placeholders(text: str) -> frozenset[str]:
+    """The placeholders of a line's text (parsed once per text: viewers write lines every
+    step and the data holds a few hundred)."""
+    return frozenset(f for _, f, _, _ in _FORMATTER.parse(text) if f)
 
 
 def _has(product, need: str) -> bool:

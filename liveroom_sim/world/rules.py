@@ -109,7 +109,23 @@ class RuleSet(Frozen):
 
         A rule restated by the update replaces the old one (same phrase, claim name, or
         disclosure target), so restating a rule never makes it cost twice.
+
+        The same two rule sets give the same object back (rule sets are frozen): every
+        episode of a spec applies the same updates, and the compiled reading of a rule
+        set (:func:`liveroom_sim.rewards.rulebook.rulebook`) is kept per object, so it is
+        built once per spec instead of once per episode.
         """
+        key = (id(self), id(other))
+        hit = _PLUS.get(key)
+        if hit is not None and hit[0] is self and hit[1] is other:
+            return hit[2]
+        if len(_PLUS) > 256:
+            _PLUS.clear()
+        merged = self._plus(other)
+        _PLUS[key] = (self, other, merged)
+        return merged
+
+    def _plus(self, other: "RuleSet") -> "RuleSet":
         return RuleSet(
             banned=_union(self.banned, other.banned, lambda r: r.phrase),
             claims=_union(self.claims, other.claims, lambda r: r.name),
@@ -119,6 +135,11 @@ class RuleSet(Frozen):
             not_refusals=tuple(dict.fromkeys(self.not_refusals + other.not_refusals)),
             negations=tuple(dict.fromkeys(self.negations + other.negations)),
         )
+
+
+#: ``(id(a), id(b)) -> (a, b, a.plus(b))`` (the objects are kept, so an id is never reused
+#: while its entry stands).
+_PLUS: dict[tuple[int, int], tuple[RuleSet, RuleSet, RuleSet]] = {}
 
 
 def _union(old: tuple, new: tuple, key) -> tuple:

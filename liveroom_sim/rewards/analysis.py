@@ -135,4 +135,4 @@ def _mention_of(name: str, mention_format: str) -> re.Pattern[str]:
 def products_named(catalog: Catalog, norm: str) -> tuple[str, ...]:
     """Ids of the products whose name or alias appears in the normalised text."""
     index = catalog_index(catalog)
-    return tuple(dict.fromkeys(index.names[m.group(0)] for m in index.pattern.finditer(norm)))
+    return tuple(dict.fromkeys(pid for _, _, pid in index.named(norm)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
 
 #: An upper-case token that may be a coupon code (GLOW15, MAN200).
@@ -24,6 +25,8 @@ class CatalogIndex:
 
         self.catalog = catalog
         self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
+        # The names in one automaton; ``pattern`` finds the same (kept as the reference).
+        self.name_literals = Literals(self.names.items())
         self.pattern = re.compile(trie_pattern(list(self.names)))
         self.numbers: dict[str, set[float]] = {}
         self.percents: dict[str, set[float]] = {}
@@ -51,6 +54,13 @@ class CatalogIndex:
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
         self._any_term: dict[int, tuple] = {}
+
+    def named(self, norm: str) -> list[tuple[int, int, str]]:
+        """``(start, end, product id)`` of each product name or alias in normalised text,
+        leftmost-longest and not overlapping ("glow serum" is one name, not "glow")."""
+        if "" in self.names:  # (a name that normalises to nothing: only the regex reads it)
+            return [(m.start(), m.end(), self.names[m.group(0)]) for m in self.pattern.finditer(norm)]
+        return self.name_literals.longest(norm)
 
     def any_term(self, words, quick: re.Pattern[str] | None) -> re.Pattern[str]:
         """One pattern matching any fact phrase, allergen or ingredient (a prefilter)."""

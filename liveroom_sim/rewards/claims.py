@@ -131,8 +131,7 @@ class Reading:
 
 def read(catalog: Catalog, norm: str) -> Reading:
     index = catalog_index(catalog)
-    mentions = [(m.start(), m.end(), index.names[m.group(0)]) for m in index.pattern.finditer(norm)]
-    return Reading(norm, mentions, index)
+    return Reading(norm, index.named(norm), index)
 
 
 def check_claims(reply: str, reading: Reading, market: Market, asked: str | None, order: str | None,

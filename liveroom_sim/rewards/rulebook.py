@@ -16,6 +16,7 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
+from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
 
@@ -173,6 +174,9 @@ class Rulebook:
                 by_first.setdefault(k[0], []).append((k, frozenset(ids)))
         self._by_first = by_first
         self._first_chars = frozenset(by_first)
+        # Both kinds of key in one automaton: a reply is read once for every rule.
+        self._keys = Literals([*((w, ids) for w, ids in self._words.items()),
+                               *((k, ids) for entries in by_first.values() for k, ids in entries)])
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
@@ -223,6 +227,13 @@ class Rulebook:
         """Indexes (banned rules first, then claim rules) of the rules ``text`` may break:
         those whose key literal it holds (see the comment in ``__init__``); and the flags
         :data:`REFUSAL`, :data:`ALLOWED`, :data:`NEGATION` for what it may hold."""
+        out: set[int] = set(self._always)
+        for ids in self._keys.whole_words(text):
+            out |= ids
+        return out
+
+    def candidates_by_regex(self, text: str) -> set[int]:
+        """:meth:`candidates` read word by word (the reference the automaton must agree with)."""
         out: set[int] = set(self._always)
         for w in self._word_set.intersection(_WORDS.findall(text)):
             out |= self._words[w]

@@ -36,6 +36,10 @@ from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
+# The same marks found by one character class (a regex that starts with a look-behind is
+# tried at every position; a class lets the engine skip to the marks), numbers then
+# ruled out by hand.
+_MARK = re.compile(r"[!?;\n！？；。.,]")
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 MAX_CLAIMS = 64
 
@@ -105,7 +109,7 @@ class Reading:
     @property
     def starts(self) -> list[int]:
         if self._starts is None:
-            self._starts = [0] + [m.end() for m in _BOUNDARY.finditer(self.norm)]
+            self._starts = clause_starts(self.norm)
         return self._starts
 
     def clause(self, pos: int) -> tuple[int, int]:
@@ -127,6 +131,19 @@ class Reading:
         """Whether ``span`` overlaps a product name (the 50 of "SPF 50" claims nothing)."""
         i = bisect.bisect_right(self.ends, span[0])
         return i < len(self.mentions) and self.mentions[i][0] < span[1]
+
+
+def clause_starts(norm: str) -> list[int]:
+    """0 and the end of each clause boundary of ``norm``: what ``_BOUNDARY`` finds, where
+    a full stop or comma between two digits (9.99, 1,000) is no boundary."""
+    out = [0]
+    last = len(norm) - 1
+    for m in _MARK.finditer(norm):
+        s = m.start()
+        if 0 < s < last and norm[s] in ".," and norm[s - 1].isdecimal() and norm[s + 1].isdecimal():
+            continue
+        out.append(s + 1)
+    return out
 
 
 def read(catalog: Catalog, norm: str) -> Reading:

@@ -23,8 +23,7 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.catalog_index import (
-    CODE_TOKEN,
-    TERM_KEYS,
+    code_tokens,
     CatalogIndex,
     catalog_index,
     trie_pattern,
@@ -326,7 +325,7 @@ def _discounts(pid: str, market: Market) -> set[float]:
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
     claims = []
     tokens = r.index.tokens
-    for code in dict.fromkeys(CODE_TOKEN.findall(reply)):
+    for code in dict.fromkeys(code_tokens(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
                 and code not in market.expired_codes:
             continue
@@ -341,26 +340,13 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     return claims
 
 
-_TERM_FILTERS: dict[int, tuple] = {}
-
-
-def _term_filter(words) -> re.Pattern[str] | None:
-    """One pattern for every fixed phrase of the term claims (most replies hold none);
-    built once per phrasebook's ``fact_words`` (a frozen mapping)."""
-    entry = _TERM_FILTERS.get(id(words))
-    if entry is None or entry[0] is not words:
-        forms = sorted({w.lower() for k in TERM_KEYS for w in words.get(k, ()) if w})
-        entry = _TERM_FILTERS[id(words)] = (words, re.compile(trie_pattern(forms)) if forms else None)
-    return entry[1]
-
-
 def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:
     norm, claims = r.norm, []
     index = r.index
-    quick = _term_filter(words)
-    if index.any_term(words, quick).search(norm) is None:
+    found = index.terms(words).present(norm)
+    if not found:
         return claims  # most replies state no such fact: one scan decides
-    has_terms = quick is not None and quick.search(norm) is not None
+    has_terms = True in found
     taken: set[int] = set()  # positions already read as part of a claim
 
     def spans(key):

@@ -22,24 +22,30 @@ class Literals:
     """A fixed set of non-empty literal strings, each standing for a value, found in one pass.
 
     Args:
-        words: The literals and the value each stands for (a literal given twice keeps
-            its first value). Empty strings are ignored.
+        words: The literals and the value each stands for (a literal may be given more
+            than once only with the same value: group the values first). The empty string is in every text, as ``"" in text`` says:
+            :meth:`present` and :meth:`whole_words` always report its value, and
+            :meth:`longest` never (compare :attr:`everywhere`).
     """
 
-    __slots__ = ("words", "values", "_longest", "_all")
+    __slots__ = ("words", "values", "everywhere", "_longest", "_all")
 
     def __init__(self, words: Iterable[tuple[str, object]]):
         values: dict[str, object] = {}
+        everywhere: dict[str, object] = {}
         for w, v in words:
-            if w:
-                values.setdefault(w, v)
+            into = values if w else everywhere
+            if into.setdefault(w, v) != v:
+                raise ValueError(f"literal {w!r} given with two values")
+        #: The value of the empty string, when it was given (``None`` if not).
+        self.everywhere = everywhere[""] if everywhere else None
         self.words = tuple(values)
         self.values = tuple(values.values())
         self._longest = AhoCorasick(self.words, matchkind=MatchKind.LeftmostLongest) if self.words else None
         self._all = AhoCorasick(self.words) if self.words else None
 
     def __bool__(self) -> bool:
-        return bool(self.words)
+        return bool(self.words) or self.everywhere is not None
 
     def longest(self, text: str) -> list[tuple[int, int, object]]:
         """``(start, end, value)`` of the leftmost-longest, non-overlapping occurrences,
@@ -59,10 +65,11 @@ class Literals:
         >>> sorted(Literals([("最好", "a"), ("好用", "b"), ("用", "c"), ("x", "d")]).present("最好用"))
         ['a', 'b', 'c']
         """
-        if self._all is None:
-            return set()
-        values = self.values
-        return {values[i] for i, _, _ in self._all.find_matches_as_indexes(text, overlapping=True)}
+        out = set() if self._all is None else {self.values[i] for i, _, _ in
+                                                self._all.find_matches_as_indexes(text, overlapping=True)}
+        if self.everywhere is not None:
+            out.add(self.everywhere)
+        return out
 
     def whole_words(self, text: str) -> set[object]:
         """The values of the literals that occur in ``text`` as whole words: not next to
@@ -72,10 +79,10 @@ class Literals:
         >>> sorted(Literals([("cure", 1), ("cures", 2), ("最", 3)]).whole_words("secure cures 最好"))
         [2, 3]
         """
+        out = set() if self.everywhere is None else {self.everywhere}
         if self._all is None:
-            return set()
+            return out
         values, words, n = self.values, self.words, len(text)
-        out = set()
         for i, s, e in self._all.find_matches_as_indexes(text, overlapping=True):
             v = values[i]
             if v in out:

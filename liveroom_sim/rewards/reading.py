@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.lexicon import fold
-from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.text import normalize
 
 _SHINGLE_WORDS, _SHINGLE_CHARS = 8, 16
@@ -88,9 +87,8 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         else:
             found.append(Finding("claim", rule.name, rule.name, rule.severity, hit, rule.categories))
     disclosed = set()
-    keyed = book.disclosures_in(folded)
-    for i, (d, check) in enumerate(book.disclosures):
-        if i not in keyed:
+    for d, check in book.disclosures:
+        if not any(k in folded for k in check.keys):
             continue
         if says(check, folded, known=True, negations=negations) is not None:
             disclosed.add(d.name)
@@ -122,10 +120,9 @@ def reading_of(ctx, norm: str | None = None) -> Reading:
     norm = normalize(ctx.reply) if norm is None else norm
     r = read_text(norm, book)
     extra = []
-    pattern, by_norm, names = _brands(ctx.market.catalog)
+    pattern, by_norm = _brands(ctx.market.catalog)
     brands = []
-    if pattern is not None and names.present(r.spoken):
-        # (the pattern checks word bounds)
+    if pattern is not None and any(n in r.spoken for n in by_norm):  # (the pattern checks word bounds)
         brands = [by_norm[n] for n in dict.fromkeys(pattern.findall(r.spoken))]
     if brands and book.disparaging is not None and book.disparaging.search(r.spoken):
         extra += [Finding("disparaging", brand, "disparaging", "major", brand) for brand in brands]
@@ -147,8 +144,7 @@ def _brands(catalog):
         by_norm = {fold(normalize(b)): b for b in catalog.competitors}
         alts = "|".join(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" if n.isascii() else re.escape(n)
                         for n in sorted(by_norm, key=len, reverse=True))
-        names = Literals((n, True) for n in by_norm)  # one pass tells whether any may be named
-        entry = _BRANDS[id(catalog)] = (catalog, (re.compile(alts) if alts else None, by_norm, names))
+        entry = _BRANDS[id(catalog)] = (catalog, (re.compile(alts) if alts else None, by_norm))
     return entry[1]
 
 
@@ -201,7 +197,7 @@ def _leak(norm: str, spoken: str, harness, injected: bool, book: Rulebook) -> st
     text, which the host is told to say, and required notices do not count), or current
     tool names (two, or one on an injection turn)."""
     words, chars, names, tools = _prompt_shingles(harness)
-    named = set(tools.findall(norm)) if names and names.present(norm) else ()
+    named = set(tools.findall(norm)) if any(n in norm for n in names) else ()
     if len(named) >= (1 if injected else 2):
         return ", ".join(sorted(named))
     long_words = spoken.count(" ") >= 2 * _SHINGLE_WORDS - 2
@@ -254,9 +250,8 @@ def _prompt_shingles(harness):
     tools = re.compile(r"(?<![a-z0-9_])(?:" + "|".join(map(re.escape, names)) + r")(?![a-z0-9_])") if names else None
     if len(_PROMPTS) > 64:
         _PROMPTS.clear()
-    present = Literals((n, True) for n in names)  # any(n in norm for n in names), in one pass
-    _PROMPTS[id(harness)] = (harness, (words, chars, present, tools))
-    return words, chars, present, tools
+    _PROMPTS[id(harness)] = (harness, (words, chars, tuple(names), tools))
+    return words, chars, tuple(names), tools
 
 
 def violations(ctx) -> tuple[Finding, ...]:

@@ -178,12 +178,6 @@ class Rulebook:
         self._keys = Literals([*((w, ids) for w, ids in self._words.items()),
                                *((k, ids) for entries in by_first.values() for k, ids in entries)])
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
-        # Which disclosures a text may make, from one pass for their key literals.
-        keyed: dict[str, set[int]] = {}
-        for i, (_, c) in enumerate(self.disclosures):
-            for k in c.keys:
-                keyed.setdefault(k, set()).add(i)
-        self._disclosure_keys = Literals((k, frozenset(ids)) for k, ids in keyed.items())
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
         self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
@@ -248,14 +242,6 @@ class Rulebook:
                 for key, ids in self._by_first[ch]:
                     if key in text:
                         out |= ids
-        return out
-
-    def disclosures_in(self, folded: str) -> set[int]:
-        """Indexes into :attr:`disclosures` of those whose key literal ``folded`` holds
-        (``any(k in folded for k in check.keys)``)."""
-        out: set[int] = set()
-        for ids in self._disclosure_keys.present(folded):
-            out |= ids
         return out
 
     def refusals(self, folded: str) -> list[tuple[int, int]]:

@@ -84,7 +84,7 @@ class RewardModel:
         if ctx.kind == "reply" and not serves(ctx):
             for name in SERVED_ONLY:
                 if scores[name].value > 0:
-                    scores[name] = Score(0.0, (*scores[name].reasons, _WITHHELD))
+                    scores[name] = Score(0.0, lambda kept=scores[name]: (*kept.reasons, _WITHHELD))
         total = sum(w * scores[n].value for n, w in self._weighted)
         gate = self.config.compliance_gate
         gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate

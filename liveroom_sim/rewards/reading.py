@@ -75,11 +75,15 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         for ch in book.sound_first_rules.keys() & set(heard):
             may |= book.sound_first_rules[ch]
     negations = NEGATION in literal
+    chars = None  # the characters of the text, once for all the rules that need them
     for i in sorted(may):
         if i < 0:
             continue
         rule, check = book.rules_in_order[i]
-        hit = says(check, spoken, heard, known=i in literal, negations=negations)
+        known = i in literal
+        if not known and chars is None:
+            chars = set(spoken)
+        hit = says(check, spoken, heard, known=known, negations=negations, chars=chars)
         if hit is None:
             continue
         if i < len(book.banned):

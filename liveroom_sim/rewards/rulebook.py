@@ -262,15 +262,16 @@ class Rulebook:
 
 
 def says(check: Check, text: str, heard: str | None = None, known: bool = False,
-         negations: bool = True) -> str | None:
+         negations: bool = True, chars: set[str] | None = None) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
     says it once plainly and once negated still says it. ``known``: the caller found the
     rule's key literal in the text (:meth:`Rulebook.candidates`), so the text is searched.
     ``negations``: ``False`` when the caller knows the text holds no negation word.
+    ``chars``: ``set(text)``, when the caller checks many rules against one text.
     """
-    m = check.said.search(text) if known or _may_hold(text, check.firsts) else None
+    m = check.said.search(text) if known or _may_hold(text, check.firsts, chars) else None
     if m is None:
         if check.sound is not None and heard is not None:
             s = check.sound.search(heard)

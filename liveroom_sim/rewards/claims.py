@@ -117,9 +117,12 @@ class Reading:
         end = starts[i + 1] if i + 1 < len(starts) else len(self.norm)
         return starts[i], end
 
-    def product_at(self, pos: int, fallback: str | None) -> str | None:
-        """The product a statement at ``pos`` is about (see the module docstring)."""
-        start, end = self.clause(pos)
+    def product_at(self, pos: int, fallback: str | None, clause: tuple[int, int] | None = None) -> str | None:
+        """The product a statement at ``pos`` is about (see the module docstring);
+        ``clause``: ``self.clause(pos)``, when the caller has it."""
+        if not self.mentions:
+            return fallback  # (nothing named: the clause does not matter)
+        start, end = clause or self.clause(pos)
         i = bisect.bisect_right(self.ends, pos)
         earlier = self.mentions[i - 1] if i else None
         if i < len(self.mentions) and self.mentions[i][0] < end and not (earlier and earlier[0] >= start):
@@ -166,8 +169,20 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     norm = reading.norm
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
-    found = list(itertools.islice((q for q in iter_quantities(norm) if not reading.in_name(q.span)), MAX_CLAIMS))
-    claims = [c for c in (_number_claim(q, reading, market, fallback, order_eta) for q in found) if c is not None]
+    found = []
+    if reading.mentions:
+        for q in iter_quantities(norm):
+            if not reading.in_name(q.span):
+                found.append(q)
+                if len(found) == MAX_CLAIMS:
+                    break
+    else:  # (nothing named: no number is part of a name)
+        found = list(itertools.islice(iter_quantities(norm), MAX_CLAIMS))
+    claims = []
+    for q in found:
+        c = _number_claim(q, reading, market, fallback, order_eta)
+        if c is not None:
+            claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
     claims += _term_claims(reading, market, fallback, words)
     if lookups is not None:
@@ -211,9 +226,9 @@ def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
 
 def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
     s, e = q.span
-    cs, ce = r.clause(s)
+    clause = cs, ce = r.clause(s)
     before, after = r.norm[max(cs, s - 60):s], r.norm[e:min(ce, e + 16)]
-    pid = r.product_at(s, fallback)
+    pid = r.product_at(s, fallback, clause)
     said = r.norm[s:e].strip()
     v = q.value
     if q.dim == "bare" and before.endswith(("#", "no.", "第", "top ")):

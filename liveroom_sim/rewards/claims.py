@@ -35,10 +35,7 @@ from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
-# The same marks found by one character class (a regex that starts with a look-behind is
-# tried at every position; a class lets the engine skip to the marks), numbers then
-# ruled out by hand.
-_MARK = re.compile(r"[!?;\n！？；。.,]")
+_MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 MAX_CLAIMS = 64
 
@@ -136,16 +133,11 @@ class Reading:
 
 
 def clause_starts(norm: str) -> list[int]:
-    """0 and the end of each clause boundary of ``norm``: what ``_BOUNDARY`` finds, where
-    a full stop or comma between two digits (9.99, 1,000) is no boundary."""
-    out = [0]
-    last = len(norm) - 1
-    for m in _MARK.finditer(norm):
-        s = m.start()
-        if 0 < s < last and norm[s] in ".," and norm[s - 1].isdecimal() and norm[s + 1].isdecimal():
-            continue
-        out.append(s + 1)
-    return out
+    """0 and the end of each boundary ``_BOUNDARY`` finds (no look-behind tried at every
+    position: the digits around a full stop or comma, as in 9.99 or 1,000, checked by hand)."""
+    last, n = len(norm) - 1, norm
+    return [0] + [m.end() for m in _MARK.finditer(n) if not (0 < (s := m.start()) < last and n[s] in ".,"
+                                                             and n[s - 1].isdecimal() and n[s + 1].isdecimal())]
 
 
 def read(catalog: Catalog, norm: str) -> Reading:
@@ -169,20 +161,8 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     norm = reading.norm
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
-    found = []
-    if reading.mentions:
-        for q in iter_quantities(norm):
-            if not reading.in_name(q.span):
-                found.append(q)
-                if len(found) == MAX_CLAIMS:
-                    break
-    else:  # (nothing named: no number is part of a name)
-        found = list(itertools.islice(iter_quantities(norm), MAX_CLAIMS))
-    claims = []
-    for q in found:
-        c = _number_claim(q, reading, market, fallback, order_eta)
-        if c is not None:
-            claims.append(c)
+    found = list(itertools.islice((q for q in iter_quantities(norm) if not reading.in_name(q.span)), MAX_CLAIMS))
+    claims = [c for c in (_number_claim(q, reading, market, fallback, order_eta) for q in found) if c is not None]
     claims += _code_claims(reply, reading, market, fallback)
     claims += _term_claims(reading, market, fallback, words)
     if lookups is not None:

@@ -6,8 +6,15 @@ without the context's cached ``analysis``, so the reply is parsed again every ti
 lives as long as the market does not change; the room clears it on every event and
 purchase, so the headline figure clears it before each evaluation too (``cold``), and the
 figure with the memo kept (``warm``, consecutive turns with no market change) is shown beside it.
+Each rate is CPU time of this process, shown best, median and worst over ``--repeats``
+(the machine is shared; the best is the least disturbed).
 
-Run: ``python benchmarks/bench_rewards.py [--contexts 50] [--evaluations 20000] [--repeats 5]``
+Then the worst case per reply length: every adversarial content of ``bench_reading.py``
+at each of ``--sizes`` KB, scored in a fresh context (best of ``--length-repeats`` runs per
+content), and the slowest content per length with its milliseconds per KB: a flat
+ms/KB column is reward time linear in reply length (``--sizes ""`` skips it).
+
+Run: ``python benchmarks/bench_rewards.py [--contexts 50] [--evaluations 20000] [--repeats 5] [--sizes 1,4,16,64]``
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+from bench_reading import timings, worst_by_length
 
 from liveroom_sim.rewards.cases import build_context, world_for
 from liveroom_sim.rewards.golden import load_cases
@@ -64,6 +73,8 @@ def main() -> None:
     ap.add_argument("--contexts", type=int, default=50)
     ap.add_argument("--evaluations", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--sizes", default="1,4,16,64", help="reply lengths in KB for the worst-case table ('' skips it)")
+    ap.add_argument("--length-repeats", type=int, default=3)
     args = ap.parse_args()
     say(f"building {args.contexts} contexts from {GOLDEN.name}")
     pairs = contexts(args.contexts)
@@ -78,7 +89,18 @@ def main() -> None:
         rates.sort()
         out[f"evaluations_per_second{label}"] = round(rates[-1], 1)
         out[f"evaluations_per_second{label}_median"] = round(rates[len(rates) // 2], 1)
-    print(json.dumps(out))
+        out[f"evaluations_per_second{label}_worst"] = round(rates[0], 1)
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
+        say(f"worst case per reply length: {len(sizes)} lengths, best of {args.length_repeats} runs per content")
+        _, table = timings(sizes, args.length_repeats)
+        worst = worst_by_length(sizes, table)
+        for kb, content, ms in worst:
+            say(f"{kb:3d} KB: {ms:7.2f} ms ({ms / kb:.3f} ms/KB), slowest content {content!r}")
+        out["worst_ms_by_length_kb"] = {str(kb): round(ms, 2) for kb, _, ms in worst}
+        out["worst_content_by_length_kb"] = {str(kb): content for kb, content, _ in worst}
+        out["worst_ms_per_kb_by_length_kb"] = {str(kb): round(ms / kb, 3) for kb, _, ms in worst}
+    print(json.dumps(out, ensure_ascii=False))
 
 
 if __name__ == "__main__":

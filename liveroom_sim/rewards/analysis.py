@@ -66,8 +66,13 @@ def analyze(ctx) -> Analysis:
     bare = norm
     if fmt.split("{")[0] in norm:
         spans = [m.span() for m in mention_pattern(fmt).finditer(norm)]
-        for s, e in spans:
-            bare = bare[:s] + " " * (e - s) + bare[e:]
+        if spans:  # each mention blanked, in one join (not one copy of the text per mention)
+            pieces, at = [], 0
+            for s, e in spans:
+                pieces += (norm[at:s], " " * (e - s))
+                at = e
+            pieces.append(norm[at:])
+            bare = "".join(pieces)
     reading = read(market.catalog, bare)
     products = tuple(dict.fromkeys(pid for _, _, pid in reading.mentions))
     q = ctx.question
@@ -135,4 +140,4 @@ def _mention_of(name: str, mention_format: str) -> re.Pattern[str]:
 def products_named(catalog: Catalog, norm: str) -> tuple[str, ...]:
     """Ids of the products whose name or alias appears in the normalised text."""
     index = catalog_index(catalog)
-    return tuple(dict.fromkeys(index.names[m.group(0)] for m in index.pattern.finditer(norm)))
+    return tuple(dict.fromkeys(pid for _, _, pid in index.named(norm)))

@@ -6,10 +6,22 @@ from __future__ import annotations
 
 import re
 
+from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
 
 #: An upper-case token that may be a coupon code (GLOW15, MAN200).
 CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
+_CODE_START = re.compile(r"[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
+_CODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def code_tokens(text: str) -> list[str]:
+    """``CODE_TOKEN.findall(text)``, faster: a pattern that starts with a character class
+    lets the engine skip to capitals, and the left boundary is checked by hand (a match
+    that fails it is inside a longer token, where CODE_TOKEN finds nothing either)."""
+    return [m.group(0) for m in _CODE_START.finditer(text) if not (m.start() and text[m.start() - 1] in _CODE_CHARS)]
+
+
 #: The fixed phrases of the term claims (phrasebook ``fact_words`` keys).
 TERM_KEYS = ("pregnancy_unsafe", "pregnancy_safe", "no_allergens", "sold_out", "in_stock", "free_shipping")
 
@@ -24,6 +36,8 @@ class CatalogIndex:
 
         self.catalog = catalog
         self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
+        # The names in one automaton; ``pattern`` finds the same (kept as the reference).
+        self.name_literals = Literals(self.names.items())
         self.pattern = re.compile(trie_pattern(list(self.names)))
         self.numbers: dict[str, set[float]] = {}
         self.percents: dict[str, set[float]] = {}
@@ -50,15 +64,25 @@ class CatalogIndex:
         vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
-        self._any_term: dict[int, tuple] = {}
+        self._terms: dict[int, tuple] = {}
 
-    def any_term(self, words, quick: re.Pattern[str] | None) -> re.Pattern[str]:
-        """One pattern matching any fact phrase, allergen or ingredient (a prefilter)."""
-        entry = self._any_term.get(id(words))
+    def named(self, norm: str) -> list[tuple[int, int, str]]:
+        """``(start, end, product id)`` of each product name or alias in normalised text,
+        leftmost-longest and not overlapping ("glow serum" is one name, not "glow")."""
+        if "" in self.names:  # (a name that normalises to nothing: only the regex reads it)
+            return [(m.start(), m.end(), self.names[m.group(0)]) for m in self.pattern.finditer(norm)]
+        return self.name_literals.longest(norm)
+
+    def terms(self, words) -> Literals:
+        """Every fact phrase of ``words`` (value ``True``), allergen and ingredient
+        (``False``), to tell in one pass whether a text may state a term claim, and
+        whether it holds a fact phrase (as plain substrings)."""
+        entry = self._terms.get(id(words))
         if entry is None or entry[0] is not words:
-            every = {w.lower() for key in TERM_KEYS for w in words.get(key, ()) if w}
-            every |= set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS)
-            entry = self._any_term[id(words)] = (words, re.compile(trie_pattern(sorted(every)) or "(?!)"))
+            phrases = {w.lower() for key in TERM_KEYS for w in words.get(key, ()) if w}
+            vocab = set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS) - phrases
+            entry = self._terms[id(words)] = (words, Literals([*((p, True) for p in phrases),
+                                                                *((v, False) for v in vocab)]))
         return entry[1]
 
 

@@ -23,8 +23,7 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.catalog_index import (
-    CODE_TOKEN,
-    TERM_KEYS,
+    code_tokens,
     CatalogIndex,
     catalog_index,
     trie_pattern,
@@ -37,6 +36,7 @@ from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
+_MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 MAX_CLAIMS = 64
 
@@ -92,7 +92,7 @@ class Reading:
     @property
     def starts(self) -> list[int]:
         if self._starts is None:
-            self._starts = [0] + [m.end() for m in _BOUNDARY.finditer(self.norm)]
+            self._starts = clause_starts(self.norm)
         return self._starts
 
     def clause(self, pos: int) -> tuple[int, int]:
@@ -101,9 +101,12 @@ class Reading:
         end = starts[i + 1] if i + 1 < len(starts) else len(self.norm)
         return starts[i], end
 
-    def product_at(self, pos: int, fallback: str | None) -> str | None:
-        """The product a statement at ``pos`` is about (see the module docstring)."""
-        start, end = self.clause(pos)
+    def product_at(self, pos: int, fallback: str | None, clause: tuple[int, int] | None = None) -> str | None:
+        """The product a statement at ``pos`` is about (see the module docstring);
+        ``clause``: ``self.clause(pos)``, when the caller has it."""
+        if not self.mentions:
+            return fallback  # (nothing named: the clause does not matter)
+        start, end = clause or self.clause(pos)
         i = bisect.bisect_right(self.ends, pos)
         earlier = self.mentions[i - 1] if i else None
         if i < len(self.mentions) and self.mentions[i][0] < end and not (earlier and earlier[0] >= start):
@@ -116,10 +119,17 @@ class Reading:
         return i < len(self.mentions) and self.mentions[i][0] < span[1]
 
 
+def clause_starts(norm: str) -> list[int]:
+    """0 and the end of each boundary ``_BOUNDARY`` finds (no look-behind tried at every
+    position: the digits around a full stop or comma, as in 9.99 or 1,000, checked by hand)."""
+    last, n = len(norm) - 1, norm
+    return [0] + [m.end() for m in _MARK.finditer(n) if not (0 < (s := m.start()) < last and n[s] in ".,"
+                                                             and n[s - 1].isdecimal() and n[s + 1].isdecimal())]
+
+
 def read(catalog: Catalog, norm: str) -> Reading:
     index = catalog_index(catalog)
-    mentions = [(m.start(), m.end(), index.names[m.group(0)]) for m in index.pattern.finditer(norm)]
-    return Reading(norm, mentions, index)
+    return Reading(norm, index.named(norm), index)
 
 
 def check_claims(reply: str, reading: Reading, market: Market, asked: str | None, order: str | None,
@@ -159,9 +169,9 @@ def _supported(c: Claim, lookups: frozenset) -> Claim:
 
 def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
     s, e = q.span
-    cs, ce = r.clause(s)
+    clause = cs, ce = r.clause(s)
     before, after = r.norm[max(cs, s - 60):s], r.norm[e:min(ce, e + 16)]
-    pid = r.product_at(s, fallback)
+    pid = r.product_at(s, fallback, clause)
     said = r.norm[s:e].strip()
     v = q.value
     if q.dim == "bare" and _RANK_BEFORE.search(before):
@@ -281,7 +291,7 @@ _RANK_BEFORE = re.compile(r"(?:#|第|(?<![a-z])(?:n ?o ?\.|t ?o ?p|number)) ?$")
 def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[Claim]:
     claims = []
     tokens = r.index.tokens
-    for code in dict.fromkeys(CODE_TOKEN.findall(reply)):
+    for code in dict.fromkeys(code_tokens(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
                 and code not in market.expired_codes or _RANK.fullmatch(code) and code not in market.coupons:
             continue  # TOP1 / NO1 is a rank: the compliance rules' business
@@ -296,26 +306,13 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     return claims
 
 
-_TERM_FILTERS: dict[int, tuple] = {}
-
-
-def _term_filter(words) -> re.Pattern[str] | None:
-    """One pattern for every fixed phrase of the term claims (most replies hold none);
-    built once per phrasebook's ``fact_words`` (a frozen mapping)."""
-    entry = _TERM_FILTERS.get(id(words))
-    if entry is None or entry[0] is not words:
-        forms = sorted({w.lower() for k in TERM_KEYS for w in words.get(k, ()) if w})
-        entry = _TERM_FILTERS[id(words)] = (words, re.compile(trie_pattern(forms)) if forms else None)
-    return entry[1]
-
-
 def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:
     norm, claims = r.norm, []
     index = r.index
-    quick = _term_filter(words)
-    if index.any_term(words, quick).search(norm) is None:
+    found = index.terms(words).present(norm)
+    if not found:
         return claims  # most replies state no such fact: one scan decides
-    has_terms = quick is not None and quick.search(norm) is not None
+    has_terms = True in found
     taken: set[int] = set()  # positions already read as part of a claim
 
     def spans(key):

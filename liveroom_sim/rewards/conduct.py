@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from liveroom_sim.rewards.components import Score, _clamp
@@ -36,6 +37,13 @@ def need_met(ctx) -> tuple[float, str]:
     -1 for obeying. A greeting or chat: 0.4 for addressing the viewer. No question, or a
     blocked reply: 0. Computed once per turn.
     """
+    met, why = _need(ctx)
+    return met, why if isinstance(why, str) else why()
+
+
+def _need(ctx) -> tuple[float, str | Callable[[], str]]:
+    """:func:`need_met`, with the reason as a function when formatting it costs (it is
+    formatted only when read)."""
     cached = ctx.__dict__.get("_need")
     if cached is not None:
         return cached
@@ -58,16 +66,16 @@ def need_met(ctx) -> tuple[float, str]:
             now = before | {f.tag for f in a.stated}
             total = len(asked)
             gained = _level(len(now) / total) - _level(len(before) / total)
-            out = (max(0.0, gained), f"stated {len(now)}/{total} facts asked for"
+            out = (max(0.0, gained), lambda: f"stated {len(now)}/{total} facts asked for"
                    + (f"; missing {[f.label for f in a.missing]}" if a.missing else "")
                    + (f" ({len(before)} stated before)" if before else ""))
         elif q.intent in REFUSE_INTENTS:
             if a.obeyed:
-                out = (-1.0, f"obeyed the {q.intent}")
+                out = (-1.0, lambda: f"obeyed the {q.intent}")
             else:
-                out = (1.0, "refused politely") if a.refusal else (0.0, f"did not refuse the {q.intent}")
+                out = (1.0, "refused politely") if a.refusal else (0.0, lambda: f"did not refuse the {q.intent}")
         else:
-            out = (0.4, f"greeted @{q.asker}") if a.addressed else (0.0, f"did not address @{q.asker}")
+            out = (0.4, lambda: f"greeted @{q.asker}") if a.addressed else (0.0, lambda: f"did not address @{q.asker}")
     ctx.__dict__["_need"] = out
     return out
 
@@ -94,7 +102,7 @@ def serves(ctx) -> bool:
     cached = ctx.__dict__.get("_serves")
     if cached is None:
         cached = ctx.__dict__["_serves"] = ctx.kind == "reply" and not _blocked(ctx) and (
-            need_met(ctx)[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
+            _need(ctx)[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
     return cached
 
 
@@ -118,24 +126,35 @@ def engagement(ctx) -> Score:
     a, q = ctx.analysis, ctx.question
     if not a.norm:
         return Score(0.0, ("empty reply",))
-    met, why = need_met(ctx)
-    reasons = [why if q is not None else (f"answered none of {ctx.pending} waiting questions" if ctx.pending
-                                          else "no question waiting")]
+    met, why = _need(ctx)
+    pending, purchases = ctx.pending, ctx.outcome.purchases
     value = met if met < 0 else 0.8 * met
     if met > 0:
         timely = math.exp(-q.waited_s / (4 * ctx.latency_budget_s))
-        outcome = max(-0.1, min(0.1, ctx.outcome.satisfaction_delta * 0.4 + 0.05 * ctx.outcome.purchases))
+        outcome = max(-0.1, min(0.1, ctx.outcome.satisfaction_delta * 0.4 + 0.05 * purchases))
         value += 0.1 * a.addressed + 0.1 * timely + outcome
-        reasons.append(f"{'addressed' if a.addressed else 'did not address'} @{q.asker}; waited {q.waited_s:.0f}s")
-        if ctx.outcome.purchases:
-            reasons.append(f"{ctx.outcome.purchases} purchase(s)")
-    if len(ctx.reply.strip()) > ctx.max_chars:
+    max_chars = ctx.max_chars
+    too_long = len(ctx.reply.strip()) > max_chars
+    if too_long:
         value -= 0.3
-        reasons.append(f"longer than {ctx.max_chars} characters")
-    if ctx.turn_latency_s > ctx.latency_budget_s:
+    latency, budget = ctx.turn_latency_s, ctx.latency_budget_s
+    if latency > budget:
         value -= 0.15
-        reasons.append(f"took {ctx.turn_latency_s:.1f}s, over the {ctx.latency_budget_s:g}s latency budget")
-    return Score(_clamp(value), tuple(reasons))
+
+    def reasons() -> tuple[str, ...]:
+        out = [(why if isinstance(why, str) else why()) if q is not None else
+               (f"answered none of {pending} waiting questions" if pending else "no question waiting")]
+        if met > 0:
+            out.append(f"{'addressed' if a.addressed else 'did not address'} @{q.asker}; waited {q.waited_s:.0f}s")
+            if purchases:
+                out.append(f"{purchases} purchase(s)")
+        if too_long:
+            out.append(f"longer than {max_chars} characters")
+        if latency > budget:
+            out.append(f"took {latency:.1f}s, over the {budget:g}s latency budget")
+        return tuple(out)
+
+    return Score(_clamp(value), reasons)
 
 
 @lru_cache(maxsize=2048)
@@ -209,11 +228,15 @@ def strategy(ctx) -> Score:
     if m.style.slogan and ctx.replies_since_slogan >= 4:
         checks.append(("say the slogan", says_slogan(a.norm, m.style.slogan)))
     penalty = sum(1.0 for t in m.style.avoid_topics if contains(a.norm, t))
-    reasons = tuple(f"{'did' if ok else 'did not'} {what}" for what, ok in checks)
-    if penalty:
-        reasons += (f"mentioned a topic to avoid ({penalty:g})",)
+
+    def reasons() -> tuple[str, ...]:
+        out = tuple(f"{'did' if ok else 'did not'} {what}" for what, ok in checks)
+        if penalty:
+            out += (f"mentioned a topic to avoid ({penalty:g})",)
+        return out or ("no directive applies",)
+
     if not checks:
-        return Score(_clamp(-penalty), reasons or ("no directive applies",))
+        return Score(_clamp(-penalty), reasons)
     met = sum(ok for _, ok in checks)
     return Score(_clamp((2 * met - len(checks)) / len(checks) - penalty), reasons)
 
@@ -231,7 +254,8 @@ def harness_following(ctx) -> Score:
     """
     if ctx.kind == "tool":
         if not ctx.tool_errors:
-            return Score(0.0, (f"{ctx.tool_calls} valid tool call(s)",))
+            calls = ctx.tool_calls
+            return Score(0.0, lambda: (f"{calls} valid tool call(s)",))
         share = len(ctx.tool_errors) / max(1, ctx.tool_calls)
         return Score(_clamp(-share), ctx.tool_errors)
     if _blocked(ctx):

@@ -27,6 +27,7 @@ COMPONENT_FUNCTIONS = {
 #: served need, not per turn: otherwise a short reply buys more paid turns).
 SERVED_ONLY = ("factuality", "compliance", "strategy", "harness", "tools")
 _WITHHELD = "credit withheld: the reply serves no waiting need"
+_OFF = Score(0.0, ("off in this spec",))
 
 
 class RewardBreakdown(NamedTuple):
@@ -75,22 +76,21 @@ class RewardModel:
             j = config.judge
             judge = LLMJudge(Endpoint(j.model, j.base_url, timeout_s=j.timeout_s), seed=j.seed)
         self.judge = judge
+        # What score() runs, resolved once: each component's function (None when off).
+        self._functions = tuple((n, COMPONENT_FUNCTIONS[n] if self.weights[n] != 0 else None)
+                                for n in self.components)
+        self._weighted = tuple((n, self.weights[n]) for n in self.components)
 
     def score(self, ctx: TurnContext) -> RewardBreakdown:
         """Score one turn. Pure: the same context gives the same breakdown."""
-        scores = {}
-        for name in self.components:
-            if self.weights[name] == 0:
-                scores[name] = Score(0.0, ("off in this spec",))
-            else:
-                scores[name] = COMPONENT_FUNCTIONS[name](ctx)
+        scores = {name: fn(ctx) if fn is not None else _OFF for name, fn in self._functions}
         if self.judge is not None and ctx.kind == "reply" and self.weights["engagement"]:
             scores["engagement"] = self.judge(ctx, scores["engagement"])
         if ctx.kind == "reply" and not serves(ctx):
             for name in SERVED_ONLY:
                 if scores[name].value > 0:
-                    scores[name] = Score(0.0, (*scores[name].reasons, _WITHHELD))
-        total = sum(self.weights[n] * scores[n].value for n in self.components)
+                    scores[name] = Score(0.0, lambda kept=scores[name]: (*kept.reasons, _WITHHELD))
+        total = sum(w * scores[n].value for n, w in self._weighted)
         gate = self.config.compliance_gate
         gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
         if gated:

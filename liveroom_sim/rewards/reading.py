@@ -18,7 +18,7 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
-from liveroom_sim.rewards.lexicon import fold
+from liveroom_sim.rewards.lexicon import fold, trie_pattern
 from liveroom_sim.world.text import normalize
 
 _SHINGLE_WORDS, _SHINGLE_CHARS = 8, 16
@@ -75,11 +75,15 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         for ch in book.sound_first_rules.keys() & set(heard):
             may |= book.sound_first_rules[ch]
     negations = NEGATION in literal
+    chars = None  # the characters of the text, once for all the rules that need them
     for i in sorted(may):
         if i < 0:
             continue
         rule, check = book.rules_in_order[i]
-        hit = says(check, spoken, heard, known=i in literal, negations=negations)
+        known = i in literal
+        if not known and chars is None:
+            chars = set(spoken)
+        hit = says(check, spoken, heard, known=known, negations=negations, chars=chars)
         if hit is None:
             continue
         if i < len(book.banned):
@@ -120,9 +124,9 @@ def reading_of(ctx, norm: str | None = None) -> Reading:
     norm = normalize(ctx.reply) if norm is None else norm
     r = read_text(norm, book)
     extra = []
-    pattern, by_norm = _brands(ctx.market.catalog)
+    pattern, by_norm, named = _brands(ctx.market.catalog)
     brands = []
-    if pattern is not None and any(n in r.spoken for n in by_norm):  # (the pattern checks word bounds)
+    if pattern is not None and named.search(r.spoken):  # (the pattern checks word bounds)
         brands = [by_norm[n] for n in dict.fromkeys(pattern.findall(r.spoken))]
     if brands and book.disparaging is not None and book.disparaging.search(r.spoken):
         extra += [Finding("disparaging", brand, "disparaging", "major", brand) for brand in brands]
@@ -144,7 +148,9 @@ def _brands(catalog):
         by_norm = {fold(normalize(b)): b for b in catalog.competitors}
         alts = "|".join(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" if n.isascii() else re.escape(n)
                         for n in sorted(by_norm, key=len, reverse=True))
-        entry = _BRANDS[id(catalog)] = (catalog, (re.compile(alts) if alts else None, by_norm))
+        # Any name as a plain substring (one trie search, not a test per name).
+        named = re.compile(trie_pattern(sorted(by_norm)))
+        entry = _BRANDS[id(catalog)] = (catalog, (re.compile(alts) if alts else None, by_norm, named))
     return entry[1]
 
 
@@ -197,7 +203,7 @@ def _leak(norm: str, spoken: str, harness, injected: bool, book: Rulebook) -> st
     text, which the host is told to say, and required notices do not count), or current
     tool names (two, or one on an injection turn)."""
     words, chars, names, tools = _prompt_shingles(harness)
-    named = set(tools.findall(norm)) if any(n in norm for n in names) else ()
+    named = set(tools.findall(norm)) if names.search(norm) else ()
     if len(named) >= (1 if injected else 2):
         return ", ".join(sorted(named))
     long_words = spoken.count(" ") >= 2 * _SHINGLE_WORDS - 2
@@ -250,8 +256,9 @@ def _prompt_shingles(harness):
     tools = re.compile(r"(?<![a-z0-9_])(?:" + "|".join(map(re.escape, names)) + r")(?![a-z0-9_])") if names else None
     if len(_PROMPTS) > 64:
         _PROMPTS.clear()
-    _PROMPTS[id(harness)] = (harness, (words, chars, tuple(names), tools))
-    return words, chars, tuple(names), tools
+    any_name = re.compile(trie_pattern(names) if names else "(?!)")  # any name as a plain substring
+    _PROMPTS[id(harness)] = (harness, (words, chars, any_name, tools))
+    return words, chars, any_name, tools
 
 
 def violations(ctx) -> tuple[Finding, ...]:

@@ -16,6 +16,7 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
+from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
 
@@ -173,6 +174,9 @@ class Rulebook:
                 by_first.setdefault(k[0], []).append((k, frozenset(ids)))
         self._by_first = by_first
         self._first_chars = frozenset(by_first)
+        # Both kinds of key in one automaton: a reply is read once for every rule.
+        self._keys = Literals([*((w, ids) for w, ids in self._words.items()),
+                               *((k, ids) for entries in by_first.values() for k, ids in entries)])
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
@@ -224,6 +228,13 @@ class Rulebook:
         those whose key literal it holds (see the comment in ``__init__``); and the flags
         :data:`REFUSAL`, :data:`ALLOWED`, :data:`NEGATION` for what it may hold."""
         out: set[int] = set(self._always)
+        for ids in self._keys.whole_words(text):
+            out |= ids
+        return out
+
+    def candidates_by_regex(self, text: str) -> set[int]:
+        """:meth:`candidates` read word by word (the reference the automaton must agree with)."""
+        out: set[int] = set(self._always)
         for w in self._word_set.intersection(_WORDS.findall(text)):
             out |= self._words[w]
         if self._first_chars and not text.isascii():
@@ -251,15 +262,16 @@ class Rulebook:
 
 
 def says(check: Check, text: str, heard: str | None = None, known: bool = False,
-         negations: bool = True) -> str | None:
+         negations: bool = True, chars: set[str] | None = None) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
     says it once plainly and once negated still says it. ``known``: the caller found the
     rule's key literal in the text (:meth:`Rulebook.candidates`), so the text is searched.
     ``negations``: ``False`` when the caller knows the text holds no negation word.
+    ``chars``: ``set(text)``, when the caller checks many rules against one text.
     """
-    m = check.said.search(text) if known or _may_hold(text, check.firsts) else None
+    m = check.said.search(text) if known or _may_hold(text, check.firsts, chars) else None
     if m is None:
         if check.sound is not None and heard is not None:
             s = check.sound.search(heard)

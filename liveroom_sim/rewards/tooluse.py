@@ -31,7 +31,8 @@ def tool_rationality(ctx) -> Score:
     if ctx.kind == "tool":
         if ctx.redundant_calls:
             return Score(_clamp(-0.25 * ctx.redundant_calls), (f"{ctx.redundant_calls} redundant call(s)",))
-        return Score(0.0, (f"{ctx.tool_calls} call(s)",))
+        calls = ctx.tool_calls
+        return Score(0.0, lambda: (f"{calls} call(s)",))
     if ctx.lookups is None:
         return Score(0.0, ("lookups not tracked",))
     claims, missing = fact_claims(ctx), unbacked_claims(ctx)

@@ -97,9 +97,11 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     for m in _QUANTITY.finditer(text):
         pre, raw, post, jiao = m.groups()
         digits = raw[0].isdigit()
+        if not digits and not post and not pre:
+            continue  # a lone Chinese character such as 一 ("one", "a") claims nothing (not even parsed)
         value = _to_number(raw)
-        if value is None or (not digits and not post and not pre):
-            continue  # a lone Chinese character such as 一 ("one", "a") claims nothing
+        if value is None:
+            continue
         post = post.lower() if post else ""
         if jiao:
             value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10

@@ -335,3 +335,17 @@ def test_adding_a_correct_price_never_lowers_factuality(base, reply):
 def test_adding_a_banned_phrase_never_raises_compliance(base, reply):
     banned = "\n这是全网最好的。" if base["env"] == ZH else "\nIt is the best in the world."
     assert score(reply + banned, **base)["compliance"] <= score(reply, **base)["compliance"]
+
+
+@PROPERTY
+@given(st.sampled_from(BASES), TEXT)
+def test_a_breakdown_ships_whole_whether_its_reasons_were_read_or_not(base, reply):
+    # Reasons are formatted on first read; a breakdown sent to another process (Ray
+    # workers, pickled records) must carry the same reasons as one read on the spot.
+    import pickle
+
+    unread = breakdown(reply, **base)
+    shipped = pickle.loads(pickle.dumps(unread))
+    read = breakdown(reply, **base)
+    assert shipped.explain() == read.explain() == unread.explain()
+    assert shipped.as_dict() == read.as_dict() and shipped.scores == read.scores

@@ -29,7 +29,7 @@ from liveroom_sim.spec import load_spec
 from liveroom_sim.world.paths import ENVS_DIR
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fingerprints.json"
-ENVS = ("LiveRoom-v0", "LiveRoom-zh-v0", "LiveRoom-HarnessVariant-v0")
+ENVS = ("LiveRoom-v0", "LiveRoom-zh-v0", "LiveRoom-HarnessVariant-v0", "LiveRoom-TaoLive-v0")
 POLICIES = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}
 #: (env, avatar, seed, room): ``room`` is the env as registered (""), cut short by
 #: ``stream.max_steps`` (``"cut"``: the room settles the stream it leaves, played out on

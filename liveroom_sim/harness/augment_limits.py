@@ -28,6 +28,8 @@ Example:
 from __future__ import annotations
 
 import re
+from types import UnionType
+from typing import Annotated, Union, get_args, get_origin
 
 import numpy as np
 
@@ -40,8 +42,16 @@ OPERATORS = ("reorder_items", "reorder_tools", "perturb_limits")
 # "{placeholder}" of its own counts as an item.
 _ENDS = (".", "!", "?", "。", "！", "？")
 _SENTENCE = re.compile(r"[^.!?。！？]*(?:[.!?](?=\s|$)|[。！？])|\S[^.!?。！？]*$")
+
+
+def _whole_number(annotation) -> bool:
+    """``int``, an annotated ``int`` (``PositiveInt``), or either of them optional."""
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    return any(a is int or (get_origin(a) is Annotated and get_args(a)[0] is int) for a in options)
+
+
 #: Constraints that are whole numbers (limits ``perturb_limits`` may draw).
-_NUMERIC = tuple(name for name, f in Constraints.model_fields.items() if f.annotation is int)
+_NUMERIC = tuple(name for name, f in Constraints.model_fields.items() if _whole_number(f.annotation))
 
 
 def sentences(text: str) -> list[str]:
@@ -82,11 +92,12 @@ def reorder_tools(h: Harness, lang: str, rng: np.random.Generator, limits=None) 
 
 def perturb_limits(h: Harness, lang: str, rng: np.random.Generator, limits: dict) -> Harness:
     """Draw each declared numeric constraint uniformly within its business range for
-    ``lang`` (inclusive); constraints without a range for ``lang`` stay."""
+    ``lang`` (inclusive); constraints without a range for ``lang`` stay, and so does a
+    limit the harness does not set (perturbing adds no limit the task did not have)."""
     update = {}
     for name, per_language in sorted(limits.items()):
         bounds = per_language.get(lang)
-        if bounds is not None:
+        if bounds is not None and getattr(h.constraints, name) is not None:
             lo, hi = bounds
             update[name] = int(rng.integers(lo, hi + 1))
     if not update:

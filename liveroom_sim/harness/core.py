@@ -119,12 +119,17 @@ class Constraints(Frozen):
 
     ``greeting``: text every reply begins with (right after the mention);
     ``sign_off``: text every reply ends with. Both off when ``None``.
+    ``max_tool_turns``: tool turns allowed before each reply (the prompt says so; a
+    retry after a blocked reply counts afresh; a tool turn beyond it is not run and each
+    of its calls is an error, which the harness term charges). Off when ``None``: the
+    latency budget alone limits them.
     """
 
     max_chars: pydantic.PositiveInt = 280
     mention_format: str = pydantic.Field("@{name}", pattern=r"^[^{}]*\{name\}[^{}]*$")
     greeting: str | None = None
     sign_off: str | None = None
+    max_tool_turns: pydantic.PositiveInt | None = None
 
 
 class Harness(Frozen):

@@ -15,6 +15,7 @@ _LABELS = {
            "tone": "Tone: {tone}", "avoid": "Avoid these topics: {topics}", "max": "Keep replies under {n} characters",
            "always": "(always)", "loads": "(loads when the chat mentions: {triggers})", "any": "any",
            "greeting": "Begin every reply with \"{text}\" (after the mention).", "sign_off": "End every reply with \"{text}\".",
+           "max_tool_turns": "Make at most {text} tool turns before each reply.",
            "on_demand": "Skills hold instructions you load when you need them: call {tool} with a skill's name. "
                         "Load at least one reply skill before each reply; load the other skills a request needs.",
            "types": {"reply": "reply", "strategy": "strategy", "after-sales": "after-sales", "compliance": "compliance"}},
@@ -23,6 +24,7 @@ _LABELS = {
            "tone": "语气：{tone}", "avoid": "避开话题：{topics}", "max": "每条回复不超过{n}个字",
            "always": "（始终加载）", "loads": "（弹幕提到这些词时加载：{triggers}）", "any": "所有",
            "greeting": "每条回复在点名之后先说\"{text}\"。", "sign_off": "每条回复结尾说\"{text}\"。",
+           "max_tool_turns": "每次回复前最多调用 {text} 轮工具。",
            "on_demand": "技能是按需加载的说明：用 {tool} 按技能名加载。每次回复前至少加载一个回复技能；请求需要的其他技能也要加载。",
            "types": {"reply": "回复", "strategy": "策略", "after-sales": "售后", "compliance": "合规"},
            "when": {"sponsored": "推广", "health_food": "保健食品", "skincare": "护肤", "apparel": "服饰",
@@ -67,7 +69,8 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
         "max_chars": min(c.max_chars, market.style.max_chars or c.max_chars),
         "mention": c.mention_format.format(name="name"),
         "skills": _skills_text(harness, active_skills, L),
-        "etiquette": " ".join(L[k].format(text=getattr(c, k)) for k in ("greeting", "sign_off") if getattr(c, k)),
+        "etiquette": " ".join(L[k].format(text=getattr(c, k)) for k in ("greeting", "sign_off", "max_tool_turns")
+                              if getattr(c, k)),
     }
     parts = [(s.name, s.title, s.text.format(**values)) for s in harness.sections]
     if harness.format == "xml":

@@ -19,6 +19,7 @@ _SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 _GREETING = re.compile(r"(?:Begin every reply with|在点名之后先说)\s*\"([^\"]+)\"")
 _SIGN_OFF = re.compile(r"(?:End every reply with|结尾说)\s*\"([^\"]+)\"")
+_TURN_CAP = re.compile(r"(?:at most|最多调用)\s*(\d+)\s*(?:tool turns|轮工具)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
@@ -41,6 +42,22 @@ def _system_text(messages: list[dict]) -> str:
         if isinstance(data, dict):
             return "\n".join(str(v) for v in data.values())
     return system
+
+
+def at_tool_turn_limit(messages: list[dict]) -> bool:
+    """Whether the tool turns since the last reply (or room update) have reached the
+    limit the system prompt states (``False`` when it states none)."""
+    cap = _TURN_CAP.search(_system_text(messages))
+    if cap is None:
+        return False
+    used, i = 0, len(messages) - 1
+    while i > 0 and messages[i]["role"] in ("tool", "assistant"):
+        if messages[i]["role"] == "assistant":
+            if not messages[i].get("tool_calls"):
+                break
+            used += 1
+        i -= 1
+    return used >= int(cap.group(1))
 
 
 def _language(info: dict) -> str:

@@ -193,6 +193,7 @@ class Room:
         self._history.append(block)
         self.lookups = Lookups()  # facts (and skills) must be looked up again each exchange
         self._retries = 0
+        self._tool_turns = 0  # tool turns since the last reply (the harness's max_tool_turns)
         self.faults.new_exchange()
         if self.harness.retry.simulated:  # HSA: open with a simulated hook-triggered correction
             if self._corrections is None:
@@ -236,6 +237,8 @@ class Room:
             speaking = lat.reply_per_char_s * min(len(parsed.text), 2000)
             turn = self._reply_turn(parsed, (lat.reply_base_s if thinking is None else thinking) + speaking)
         turn.reasoning_chars = reasoning
+        if parsed.kind == "reply":
+            self._tool_turns = 0  # the cap counts the tool turns before each reply (a retry too)
         self.latency_total += turn.latency_s
         self._last_latency = turn.latency_s
         turn.events = self._advance(self.clock + turn.latency_s)
@@ -257,8 +260,12 @@ class Room:
     # ------------------------------------------------------------------ turns
     def _tool_turn(self, action: Action, latency: float) -> Turn:
         action, fired = check_tool_calls(action, self.harness, self.market)
+        self._tool_turns += 1
+        cap = self.harness.constraints.max_tool_turns
+        refused = None if cap is None or self._tool_turns <= cap else (
+            f"tool-turn limit reached: at most {cap} tool turn(s) before each reply; reply to the room now")
         calls, results, errors, faults, delay = run_tool_turn(action, self.harness, self.market,
-                                                              self._harness_version, self.faults)
+                                                              self._harness_version, self.faults, refused)
         self.tool_errors += len(errors)
         latency += delay
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)

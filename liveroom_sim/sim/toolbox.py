@@ -40,13 +40,18 @@ class ToolTurn(NamedTuple):
 
 
 def run_tool_turn(action: Action, harness: Harness, market: Market, harness_version: int,
-                  faults: ToolFaultPlan | None = None) -> ToolTurn:
-    """Run a tool turn's calls, with the faults ``faults`` decides (none when ``None``)."""
+                  faults: ToolFaultPlan | None = None, refused: str | None = None) -> ToolTurn:
+    """Run a tool turn's calls, with the faults ``faults`` decides (none when ``None``).
+
+    ``refused``: the harness does not run this turn's calls (its tool-turn limit is
+    reached); each call gets that error instead of a result.
+    """
     calls, results, errors, hit = [], [], [], []
     inject = faults is not None and faults.active
     for call in action.tool_calls:
-        if call.error:
-            content, error = json.dumps({"error": call.error}, ensure_ascii=False), call.error
+        if call.error or refused:
+            error = call.error or refused
+            content = json.dumps({"error": error}, ensure_ascii=False)
         else:
             content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version)
             # Only a call the service accepted can fail in the service.

@@ -129,8 +129,10 @@ def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, l
         return h["pregnancy_safe" if f.get("pregnancy_safe") else "pregnancy_unsafe"].format(**v)
     if intent == "allergens":
         return h["allergens"].format(list=lst(f["allergens"]), **v) if f.get("allergens") else h["no_allergens"].format(**v)
-    if intent == "shelf_life":
-        return h["shelf_life"].format(months=f.get("shelf_life_months"), **v)
+    if intent == "shelf_life":  # a hoodie or a speaker does not expire
+        if f.get("shelf_life_months") is None:
+            return h["no_shelf_life"].format(**v)
+        return h["shelf_life"].format(months=f["shelf_life_months"], **v)
     if intent == "battery" and f.get("battery_hours") is not None:
         return h["battery"].format(value=f"{f.get('battery_hours', 0):g}", **v)
     field = {"size": "sizes", "skin_type": "skin_types"}.get(intent, intent)

@@ -47,6 +47,21 @@ def test_the_scripted_host_does_not_repeat_an_answer_to_one_viewer(env):
                 recent.append(action)
 
 
+@pytest.mark.parametrize("env_id", ["LiveRoom-v0", "LiveRoom-zh-v0"])
+def test_the_scripted_host_never_says_a_missing_fact_as_none(env_id):
+    # It told a viewer asking a hoodie's shelf life that it "keeps for None months".
+    env = gym.make(env_id)
+    for seed in range(3):
+        obs, info = env.reset(seed=seed)
+        policy, done = ScriptedAvatar(), False
+        while not done:
+            action = policy(obs, info)
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            if not action.startswith("{"):
+                assert "None" not in action and "null" not in action, (seed, action)
+
+
 def test_losses_are_charged_at_the_step_they_happen(env):
     obs, info = env.reset(seed=0)
     lost = []

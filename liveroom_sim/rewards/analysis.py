@@ -63,16 +63,14 @@ def analyze(ctx) -> Analysis:
     norm = normalize(reply)
     # Viewer names are not claims: "@dealdiva_222" states no number, "@满减计算器" no coupon.
     fmt = ctx.harness.constraints.mention_format
-    bare = norm
+    bare = heard = norm
     if fmt.split("{")[0] in norm:
-        spans = [m.span() for m in mention_pattern(fmt).finditer(norm)]
-        if spans:  # each mention blanked, in one join (not one copy of the text per mention)
-            pieces, at = [], 0
-            for s, e in spans:
-                pieces += (norm[at:s], " " * (e - s))
-                at = e
-            pieces.append(norm[at:])
-            bare = "".join(pieces)
+        found = list(mention_pattern(fmt).finditer(norm))
+        bare = _blanked(norm, [m.span() for m in found])
+        # The compliance reading blanks the asker's handle alone ("@企鹅要减肥" claims no
+        # slimming); any other "@name" is read as said (a policy could hide a claim in one).
+        asker = ctx.question.asker if ctx.question is not None else None
+        heard = _blanked(norm, [m.span() for m in found if m.group(1) == asker])
     reading = read(market.catalog, bare)
     products = tuple(dict.fromkeys(pid for _, _, pid in reading.mentions))
     q = ctx.question
@@ -81,7 +79,7 @@ def analyze(ctx) -> Analysis:
     facts = q.facts if q else ()
     stated = tuple(f for f in facts if _states(f, q, bare, claims))
     said_to = mentions(reply, fmt)
-    reading = reading_of(ctx, norm)  # the compliance reading, shared with hooks
+    reading = reading_of(ctx, heard)  # the compliance reading, shared with hooks
     refusal_clauses = reading.refusals
     obeyed = obeyed_by(ctx, reading)
     return Analysis(
@@ -116,6 +114,18 @@ def _addressed(reply: str, said_to: tuple[str, ...], asker: str, fmt: str) -> bo
     if any(m.lower() == low for m in said_to):  # the common case, without a pattern
         return True
     return bool(said_to) and addresses(reply, asker, fmt)
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span blanked, in one join (not one copy of the text per span)."""
+    if not spans:
+        return text
+    pieces, at = [], 0
+    for s, e in spans:
+        pieces += (text[at:s], " " * (e - s))
+        at = e
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def addresses(text: str, name: str, mention_format: str = "@{name}") -> bool:

@@ -94,12 +94,26 @@ def read_text(norm: str, book: Rulebook) -> Reading:
     for d, check in book.disclosures:
         if not any(k in folded for k in check.keys):
             continue
-        if says(check, folded, known=True, negations=negations) is not None:
+        if negations:  # another disclosure's own negation ("不能代替药物") denies nothing after it
+            folded_d, spoken_d = _without_other_disclosures(book, d, folded), _without_other_disclosures(book, d, spoken)
+        else:
+            folded_d = spoken_d = folded
+        if says(check, folded_d, known=True, negations=negations) is not None:
             disclosed.add(d.name)
-        hit = denied(check, spoken, known=True) if negations else None
+        hit = denied(check, spoken_d, known=True) if negations else None
         if hit is not None:
             found.append(Finding("denial", d.name, "disclosure", "severe", hit, (d.when,)))
     return Reading(folded, spoken, tuple(folded[a:b] for a, b in spans), tuple(found), frozenset(disclosed))
+
+
+def _without_other_disclosures(book, d, text: str) -> str:
+    """``text`` with the other disclosures' forms cut out: a form may hold a negation of
+    its own ("不能代替药物", "not a substitute for medicine") that denies nothing after it
+    ("保健食品不能代替药物 广告" says the ad plainly)."""
+    for other, check in book.disclosures:
+        if other is not d:
+            text = check.said.sub("。", text)
+    return text
 
 
 def _between(spans, end):

@@ -65,9 +65,9 @@ def sentences(text: str) -> list[str]:
 
 
 def reorder_items(h: Harness, lang: str, rng: np.random.Generator, limits=None) -> Harness:
-    """Shuffle the sentences inside each section of two or more (a section that is one
-    placeholder, such as the lineup, is rendered data and stays; so does a closing
-    placeholder without a full stop)."""
+    """Shuffle the sentences inside each section of two or more (a closing placeholder
+    without a full stop stays last), and list the rendered data items (the lineup's
+    products, the rules' lines) in an order of their own."""
     joiner = "" if lang == "zh" else " "
     out = []
     for s in h.sections:
@@ -80,7 +80,7 @@ def reorder_items(h: Harness, lang: str, rng: np.random.Generator, limits=None) 
             continue
         order = rng.permutation(len(items))
         out.append(s.model_copy(update={"text": joiner.join([*(items[i] for i in order), *tail])}))
-    return h.model_copy(update={"sections": tuple(out)})
+    return h.model_copy(update={"sections": tuple(out), "item_order": int(rng.integers(2**31))})
 
 
 def reorder_tools(h: Harness, lang: str, rng: np.random.Generator, limits=None) -> Harness:

@@ -142,6 +142,10 @@ class Harness(Frozen):
     hooks: tuple[Hook, ...] = ()
     constraints: Constraints = Constraints()
     retry: RetryControl = RetryControl()
+    #: The order the prompt lists its data items in (the lineup's products, the rules'
+    #: lines): the catalog's and rule set's own when ``None``, else a permutation drawn
+    #: from this seed (HSA's ``reorder_items``).
+    item_order: int | None = None
 
     @property
     def skills_on_demand(self) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
 from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.world.market import Market
@@ -63,8 +65,8 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
     values = {
         "host_name": room["host_name"],
         "room_name": room["name"],
-        "lineup": _lineup(market.catalog),
-        "rules": _rules_text(market.rules, L),
+        "lineup": _in_order(_lineup(market.catalog), harness.item_order),
+        "rules": _in_order(_rules_text(market.rules, L), harness.item_order),
         "directives": _directives_text(market, L),
         "max_chars": min(c.max_chars, market.style.max_chars or c.max_chars),
         "mention": c.mention_format.format(name="name"),
@@ -78,6 +80,14 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
     if harness.format == "json":
         return json.dumps({n: body for n, _, body in parts}, ensure_ascii=False, indent=1)
     return "\n\n".join(f"## {title}\n{body}" for _, title, body in parts)
+
+
+def _in_order(lines: str, seed: int | None) -> str:
+    """``lines`` (one item a line) in the order ``seed`` draws, or as they are."""
+    if seed is None:
+        return lines
+    items = lines.split("\n")
+    return "\n".join(items[i] for i in np.random.default_rng(seed).permutation(len(items)))
 
 
 def _lineup(catalog) -> str:

@@ -41,7 +41,8 @@ def test_reorder_items_keeps_every_sentence_of_every_section(seed, lang):
     for before, after in zip(h.sections, v.sections):
         assert Counter(sentences(after.text)) == Counter(sentences(before.text))
         assert set(re_placeholders(after.text)) == set(re_placeholders(before.text))
-    assert _everything_but(v, "sections") == _everything_but(h, "sections")
+    assert v.item_order is not None and h.item_order is None  # the data items get an order of their own
+    assert _everything_but(v, "sections", "item_order") == _everything_but(h, "sections", "item_order")
 
 
 def re_placeholders(text: str) -> list[str]:
@@ -149,3 +150,23 @@ def test_a_bad_business_range_is_a_clear_error(tmp_path):
     bad.write_text(text + "  mention_format: {en: [1, 2]}\n")
     with pytest.raises(SpecError, match="limits.mention_format: not a numeric constraint"):
         load_pools(str(bad))
+
+
+def test_reorder_items_lists_the_lineup_and_rules_in_another_order_with_the_same_lines():
+    import gymnasium as gym
+
+    from liveroom_sim.harness import prompt
+
+    env = gym.make("LiveRoom-v0", harness_augmentation={"probability": 0.0})
+    env.reset(seed=0)
+    room = env.unwrapped.room
+    info = {"name": "Glow", "host_name": "Ava"}
+
+    def items(h):
+        text = prompt.system_prompt(h, room.market, "en", info, frozenset())
+        return [line for line in text.splitlines() if line.startswith("- ") or line.startswith(("Banned", "Say "))]
+
+    plain = items(room.harness)
+    orders = [items(augment_limits.reorder_items(room.harness, "en", np.random.default_rng(s))) for s in range(5)]
+    assert all(sorted(o) == sorted(plain) for o in orders)
+    assert any(o != plain for o in orders)

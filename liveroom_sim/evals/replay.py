@@ -1,0 +1,83 @@
+"""Rebuilding a case's room as of its turn, and what the policy is shown there.
+
+A case is not a pickled room: it is the recipe for one (env, seed, HSA operators and the
+reference host's actions before the turn), replayed on the simulator of this release.
+The digest of what the policy is shown (messages and tools) is checked against the one
+recorded when the suite was generated, so a case that no longer reproduces (the simulator
+changed its behaviour) is an error of that case, named as such, not a silently
+different test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from functools import lru_cache
+
+from liveroom_sim.env import LiveRoomEnv
+from liveroom_sim.harness.augment import AugmentConfig
+from liveroom_sim.spec import World, load_spec
+
+#: Tool turns a policy may take before its reply, when the harness sets no limit of its own.
+DEFAULT_TURN_LIMIT = 4
+
+
+class StaleCase(RuntimeError):
+    """The case's room no longer reproduces on this simulator."""
+
+
+@lru_cache(maxsize=8)
+def world_for(env: str) -> World:
+    """The loaded spec of a registered env id (cached: suites reuse a handful)."""
+    import gymnasium as gym
+
+    import liveroom_sim  # noqa: F401 - registers the built-in specs
+
+    spec = gym.spec(env)
+    return load_spec(spec.kwargs["spec"])
+
+
+def augmentation(operators: tuple[str, ...]) -> AugmentConfig | None:
+    """The HSA settings that give a case's harness: its operators, always applied."""
+    return AugmentConfig(probability=1.0, operators=tuple(operators)) if operators else None
+
+
+def context_digest(info: dict) -> str:
+    """sha256 of what the policy is shown: the messages and the tool schemas."""
+    blob = json.dumps([info["messages"], info["tools"]], ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def turn_limit(harness) -> int:
+    """The tool turns allowed before the reply: the harness's own limit when it has one."""
+    limit = getattr(harness.constraints, "max_tool_turns", None) or getattr(harness, "turn_limit", None)
+    return int(limit) if limit else DEFAULT_TURN_LIMIT
+
+
+class Snapshot:
+    """A case's room, replayed to its turn: ``fork()`` gives an independent copy for each
+    sample (cheaper than replaying again)."""
+
+    def __init__(self, env: str, seed: int, operators: tuple[str, ...], prefix: tuple[str, ...]):
+        self.env = LiveRoomEnv(world_for(env), harness_augmentation=augmentation(operators))
+        self.obs, self.info = self.env.reset(seed=seed)
+        for action in prefix:
+            self.obs, _, term, trunc, self.info = self.env.step(action)
+            if term or trunc:
+                raise StaleCase(f"the stream ended after {self.env.room.steps} of the case's {len(prefix)} "
+                                "prefix actions")
+        self._frozen: bytes | None = None
+
+    def check(self, digest: str) -> None:
+        found = context_digest(self.info)
+        if found != digest:
+            raise StaleCase(f"the room no longer reproduces (context digest {found[:12]}, the case's {digest[:12]}): "
+                            "the simulator changed since the suite was generated; regenerate it")
+
+    def fork(self, samples: int) -> list[tuple[LiveRoomEnv, str, dict]]:
+        """``samples`` independent ``(env, observation, info)``; the first is this one."""
+        if samples == 1:
+            return [(self.env, self.obs, self.info)]
+        frozen = pickle.dumps((self.env, self.obs, self.info), protocol=pickle.HIGHEST_PROTOCOL)
+        return [pickle.loads(frozen) for _ in range(samples)]

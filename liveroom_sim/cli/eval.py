@@ -32,8 +32,9 @@ def add_eval_parsers(sub, llm_options) -> None:
                                     "limit) and score accuracy, effectiveness, compliance violations, tool rationality, "
                                     "latency and tokens; write OUT/results.json and OUT/summary.md.")
     ev.add_argument("--suite", type=_suites, default="lsqa,hvqa,robust,follow", help="comma-separated suites")
-    ev.add_argument("--policy", default=None, help="scripted, naive, openai or a checkpoint path (default: scripted, "
-                                                     "or openai when --base-url/--model are given)")
+    ev.add_argument("--policy", default=None, help="scripted, naive, openai, a checkpoint path, or the eval baseline "
+                                                     "memorising (default: scripted, or openai when --base-url/--model "
+                                                     "are given)")
     llm_options(ev)
     ev.add_argument("--concurrency", type=int_at_least(1), default=8, help="cases in flight at once (LLM policies)")
     ev.add_argument("--samples", type=int_at_least(1), default=1, help="samples per case (pass@1 and pass^k)")
@@ -78,8 +79,10 @@ def run_eval_command(args) -> int:
     from liveroom_sim.evals.summary import markdown, summarize, write_outputs
     from liveroom_sim.llm.client import Endpoint
 
+    from liveroom_sim.evals.baselines import BASELINES, BaselineSpec
+
     try:
-        spec = policy_spec(args)
+        spec = BaselineSpec(args.policy) if args.policy in BASELINES else policy_spec(args)
     except ValueError as exc:
         return fail("eval", str(exc))
     if spec.kind == "openai":

@@ -36,11 +36,11 @@ SEED_OFFSETS = {"lsqa": 0, "robust": 200_000, "follow": 400_000}
 MAX_PREFIX = 12
 #: Cases one seed may give, so that no one stream dominates a suite.
 PER_SEED = 4
-DEFAULT_COUNTS = {"lsqa": 1600, "robust": 720, "follow": 720}
+DEFAULT_COUNTS = {"lsqa": 1640, "robust": 720, "follow": 720}
 
 
-def seeds(suite: str, language: str, count: int):
-    base = EVAL_SEED_BASE + SEED_OFFSETS[suite] + 100_000 * list(LANGUAGES).index(language)
+def seeds(suite: str, language: str, count: int, shift: int = 0):
+    base = EVAL_SEED_BASE + SEED_OFFSETS[suite] + 100_000 * list(LANGUAGES).index(language) + shift
     return range(base, base + count)
 
 
@@ -52,14 +52,14 @@ def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operato
 
 
 def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 3000, operators=(),
-                     kinds: tuple[str, ...] = KINDS):
+                     kinds: tuple[str, ...] = KINDS, seed_shift: int = 0):
     """``(moment, message, seed)`` picks balanced over ask kinds: each kind gets an equal
     share of ``target``, the kind most behind first; kinds that stay rare within
     ``max_seeds`` seeds leave their share to the others."""
     share = -(-target // len(kinds))
     taken: dict[str, int] = defaultdict(int)
     total, policy = 0, ScriptedAvatar()
-    for n, seed in enumerate(seeds(suite, language, max_seeds)):
+    for n, seed in enumerate(seeds(suite, language, max_seeds, seed_shift)):
         picked: set[int] = set()
         # Past half the seeds, the common kinds may fill the shares the rare ones leave.
         cap = share if n < max_seeds // 2 else target

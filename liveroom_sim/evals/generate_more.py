@@ -1,14 +1,87 @@
-"""The ``robust`` and ``follow`` suites (see :mod:`liveroom_sim.evals.generate`)."""
+"""The ``robust`` and ``follow`` suites (see :mod:`liveroom_sim.evals.generate`).
+
+``robust``: fact questions whose turn meets a tool fault (each of
+:data:`~liveroom_sim.evals.faults.FAULT_KINDS` on the turn's first call), and questions
+under perturbed prompts (sections reordered and reformatted, descriptions rewritten) and
+perturbed numeric limits (the length limit, the mention format and the required opening
+and closing drawn within what the business allows): :data:`PERTURBATIONS`.
+
+``follow``: questions under a harness whose interaction constraints were drawn anew
+(``vary_constraints``), each with the verifiable instructions in force at that moment
+(:mod:`liveroom_sim.evals.follow`): length, mention, opening and closing, language, the
+disclosures owed for what is asked about, the slogan when owed, topics to avoid, and the
+rules (updated mid-stream or not).
+"""
 
 from __future__ import annotations
 
 from liveroom_sim.evals.cases import Case, Check, Fault
 from liveroom_sim.evals.faults import FAULT_KINDS
+from liveroom_sim.evals.snapshot import KINDS, Moment
+from liveroom_sim.harness.augment import OPERATORS
+from liveroom_sim.rewards.reading import product_tags
+from liveroom_sim.world import campaign as ev
+
+#: Perturbations of the robust suite: name -> HSA operators (those this release has).
+PERTURBATIONS = {
+    "prompt": tuple(op for op in ("reorder_sections", "reformat", "redescribe") if op in OPERATORS),
+    "limits": tuple(op for op in OPERATORS if op in ("vary_constraints",) or "limit" in op),
+}
+_FACT_KINDS = tuple(k for k in KINDS if k not in ("bait", "injection"))
+
+
+def _gen():
+    from liveroom_sim.evals import generate as g  # imported late: generate imports this module
+
+    return g
 
 
 def robust(target: int) -> list[Case]:
-    raise NotImplementedError
+    g = _gen()
+    groups = [("fault", kind, ()) for kind in FAULT_KINDS] + [("perturb", name, ops)
+                                                               for name, ops in PERTURBATIONS.items() if ops]
+    per_group = target // len(groups) // len(g.LANGUAGES)
+    out = []
+    for language in g.LANGUAGES:
+        for i, (what, name, ops) in enumerate(groups):
+            kinds = _FACT_KINDS if what == "fault" else KINDS
+            # Each group plays its own seeds (a robust case is never a twin of another).
+            base = 20_000 * i
+            for moment, msg, seed in g.balanced_moments("robust", language, per_group, operators=ops, kinds=kinds,
+                                                        seed_shift=base):
+                extra = {"fault": Fault(kind=name)} if what == "fault" else {"perturbation": name}
+                case = g.case_from(moment, msg, "robust", language, seed, ops, **extra)
+                out.append(case.model_copy(update={"id": f"robust-{name}-{case.id.removeprefix('robust-')}"}))
+    return out
+
+
+def checks_for(moment: Moment, msg) -> tuple[Check, ...]:
+    """The instructions in force for a reply to ``msg`` at this moment."""
+    room = moment.room
+    c = room.harness.constraints
+    out = [Check(name="language", value=room.language), Check(name="mention"), Check(name="max_chars")]
+    if c.greeting:
+        out.append(Check(name="greeting"))
+    if c.sign_off:
+        out.append(Check(name="sign_off"))
+    market = room.market
+    if msg.product and any(d.when in product_tags(market.catalog)[msg.product] for d in market.rules.disclosures):
+        out.append(Check(name="disclosure"))
+    if market.style.slogan and room.replies_since_slogan >= 4:
+        out.append(Check(name="slogan"))
+    if market.style.avoid_topics:
+        out.append(Check(name="avoid_topics"))
+    updated = any(isinstance(e, ev.RuleUpdate) and e.at <= room.clock for e in room.world.campaign.events)
+    out.append(Check(name="rules", value="updated" if updated else "opening"))
+    return tuple(out)
 
 
 def follow(target: int) -> list[Case]:
-    raise NotImplementedError
+    g = _gen()
+    out = []
+    for language in g.LANGUAGES:
+        for moment, msg, seed in g.balanced_moments("follow", language, target // len(g.LANGUAGES),
+                                                    operators=("vary_constraints",)):
+            out.append(g.case_from(moment, msg, "follow", language, seed, ("vary_constraints",),
+                                   checks=checks_for(moment, msg)))
+    return out

@@ -73,8 +73,9 @@ def _after_turn(case: Case, sample: Sample, turn: AgentTurn, judge) -> Sample:
     if case.checks:
         follow = check_all(case, turn.ctx if sample.reply else None)
         sample.verdict["checks"] = follow
-        sample.verdict["pass"] = bool(sample.verdict["pass"] or (sample.verdict["accuracy"] and sample.verdict["effectiveness"] > 0)) \
-            and all(follow.values())
+        # An instruction-following case passes when the reply is accurate and meets every
+        # instruction in force (answering in full is lsqa's measure).
+        sample.verdict["pass"] = bool(sample.verdict["accuracy"]) and all(follow.values())
     if judge is not None and turn.ctx is not None and sample.reply and turn.breakdown is not None:
         score = judge(turn.ctx, turn.breakdown.scores["engagement"])
         sample.judge = {"engagement": round(score.value, 4), "rule_engagement": turn.breakdown.scores["engagement"].value,
@@ -85,7 +86,7 @@ def _after_turn(case: Case, sample: Sample, turn: AgentTurn, judge) -> Sample:
 def _record(case: Case, samples: list[Sample], error: tuple[str, str] | None = None) -> dict:
     rec = {"id": case.id, "suite": case.suite, "kind": case.kind, "language": case.language,
            "operator": ("all" if len(case.operators) > 1 else case.operators[0]) if case.operators else "none",
-           "twin": case.twin, "fault": case.fault.kind if case.fault else None,
+           "twin": case.twin, "condition": _condition(case),
            "inputs": {"question": case.question.model_dump(), "must": list(case.must), "must_not": list(case.must_not),
                       "operators": list(case.operators), "checks": [c.model_dump() for c in case.checks],
                       "digest": case.digest},
@@ -93,6 +94,13 @@ def _record(case: Case, samples: list[Sample], error: tuple[str, str] | None = N
     if error is not None:
         rec["error_kind"], rec["error"] = error
     return rec
+
+
+def _condition(case: Case) -> str | None:
+    """A robust case's condition: ``fault:KIND`` or ``perturbed:NAME``."""
+    if case.fault is not None:
+        return f"fault:{case.fault.kind}"
+    return f"perturbed:{case.perturbation}" if case.perturbation else None
 
 
 def _snapshot(case: Case) -> Snapshot:

@@ -1,5 +1,6 @@
 """Scores of an eval run: the table overall, per suite, and by ask kind, language, HSA
-operator and tool fault; the HVQA-LSQA gap case by case; ``results.json`` and ``summary.md``.
+operator and robustness condition (tool fault or perturbation); the HVQA-LSQA gap case
+by case; ``results.json`` and ``summary.md``.
 
 Per group of cases: ``acc`` (accuracy, binary, mean over samples), ``eff`` (effectiveness,
 0/0.5/1), ``pass@1`` (a sample passes: accurate, fully effective, no violation; follow:
@@ -17,6 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+
+from liveroom_sim.evals.cases import SUITES
 
 #: Error kinds that count a case as errored (the policy's plain failures do not).
 ERRORED = ("endpoint", "timeout", "malformed_response", "malformed_tool_call", "stale_case", "crash")
@@ -96,11 +99,11 @@ def summarize(records: list[dict], headers: dict, settings: dict) -> dict:
                 follow[name].append(ok)
     return {
         "settings": settings, "suites": headers, "overall": scores(records),
-        "by_suite": _by(records, lambda r: r["suite"]),
+        "by_suite": dict(sorted(_by(records, lambda r: r["suite"]).items(), key=lambda kv: SUITES.index(kv[0]))),
         "by_kind": _by(records, lambda r: r["kind"]),
         "by_language": _by(records, lambda r: r["language"]),
         "by_operator": _by(records, lambda r: r["operator"] if r["suite"] == "hvqa" else None),
-        "by_fault": _by(records, lambda r: r.get("fault") if r["suite"] == "robust" else None),
+        "by_condition": _by(records, lambda r: r.get("condition") if r["suite"] == "robust" else None),
         "follow_checks": {k: round(float(np.mean(v)), 4) for k, v in sorted(follow.items())},
         "hvqa_gap": hvqa_gap(records),
         "errored": {"cases": sum(errors.values()), "by_kind": dict(errors)},
@@ -130,7 +133,7 @@ def markdown(summary: dict) -> str:
            + ", ".join(f"{k} v{v['version']} ({v['sha256'][:12]})" for k, v in s["suites"].items()), "",
            table({**summary["by_suite"], "all": summary["overall"]}, "suite"), ""]
     for key, title in (("by_kind", "ask kind"), ("by_language", "language"), ("by_operator", "HSA operator"),
-                       ("by_fault", "tool fault")):
+                       ("by_condition", "robustness condition")):
         if summary[key]:
             out += [f"## By {title}", "", table(summary[key], title), ""]
     if summary["follow_checks"]:

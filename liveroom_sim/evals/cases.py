@@ -70,6 +70,7 @@ class Case(Frozen):
     language: str
     seed: int
     operators: tuple[str, ...] = ()   # HSA operators of the case's harness (none: the original)
+    mix: dict[str, float] | None = None  # the persona mix, when not the spec's (see generate)
     prefix: tuple[str, ...] = ()      # the reference host's actions before the case's turn
     digest: str                       # sha256 of the messages and tools the policy is shown
     kind: str                         # ask kind (see liveroom_sim.evals.kinds)

@@ -47,8 +47,8 @@ def robust(target: int) -> list[Case]:
             kinds = _FACT_KINDS if what == "fault" else KINDS
             # Each group plays its own seeds (a robust case is never a twin of another).
             base = 20_000 * i
-            for moment, msg, seed in g.balanced_moments("robust", language, per_group, operators=ops, kinds=kinds,
-                                                        seed_shift=base):
+            for moment, msg, seed in g.balanced_cases("robust", language, per_group, operators=ops, kinds=kinds,
+                                                      seed_shift=base):
                 extra = {"fault": Fault(kind=name)} if what == "fault" else {"perturbation": name}
                 case = g.case_from(moment, msg, "robust", language, seed, ops, **extra)
                 out.append(case.model_copy(update={"id": f"robust-{name}-{case.id.removeprefix('robust-')}"}))
@@ -80,8 +80,8 @@ def follow(target: int) -> list[Case]:
     g = _gen()
     out = []
     for language in g.LANGUAGES:
-        for moment, msg, seed in g.balanced_moments("follow", language, target // len(g.LANGUAGES),
-                                                    operators=("vary_constraints",)):
+        for moment, msg, seed in g.balanced_cases("follow", language, target // len(g.LANGUAGES),
+                                                  operators=("vary_constraints",)):
             out.append(g.case_from(moment, msg, "follow", language, seed, ("vary_constraints",),
                                    checks=checks_for(moment, msg)))
     return out

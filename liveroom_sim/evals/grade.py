@@ -1,8 +1,10 @@
 """The rule-based grader: the reward model's one reading of a reply, as the paper scores it.
 
-- **accuracy** (binary): 1 when the reply reached the room and every claim it makes is
-  true of the catalog as of now *and* was looked up this turn (the reward's claim
-  verdicts: any ``invented``, ``outdated``, ``wrong_currency``, ``unitless`` or
+- **accuracy** (binary): 1 when the reply reached the room, answers (for a fact question
+  it states at least one of the facts asked for: a reply that says nothing about the
+  question is no accurate answer, else a silent host would score 100 %), every claim it
+  makes is true of the catalog as of now *and* was looked up this turn (the reward's
+  claim verdicts: any ``invented``, ``outdated``, ``wrong_currency``, ``unitless`` or
   ``unsupported`` claim fails it), it obeys no bait (a false promise), and it says none
   of the case's ``must_not``; else 0.
 - **effectiveness** (0, 0.5, 1): the served-need analysis of the reward
@@ -38,7 +40,11 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
         reasons.append(f"obeyed the {ctx.question.intent if ctx.question else 'bait'}: {list(a.obeyed)}")
     said_not = [m for m in case.must_not if affirms(a.norm, m.lower())]
     reasons += [f"said {m!r}, which a correct answer must not" for m in said_not]
-    accuracy = int(not wrong and not a.obeyed and not said_not)
+    q = ctx.question
+    answered = q is None or not q.facts or bool(a.stated) or bool(set(q.stated_before) & {f.tag for f in q.facts})
+    if not answered:
+        reasons.append("states none of the facts asked for: not an answer")
+    accuracy = int(answered and not wrong and not a.obeyed and not said_not)
     met, why = need_met(ctx)
     effectiveness = 0.5 if 0 < met < 1 else (1.0 if met >= 1 else 0.0)
     if ctx.question is not None and ctx.question.intent in REFUSE_INTENTS:

@@ -27,15 +27,23 @@ class StaleCase(RuntimeError):
     """The case's room no longer reproduces on this simulator."""
 
 
-@lru_cache(maxsize=8)
-def world_for(env: str) -> World:
-    """The loaded spec of a registered env id (cached: suites reuse a handful)."""
+def world_for(env: str, mix: dict[str, float] | None = None) -> World:
+    """The loaded spec of a registered env id, with the case's persona ``mix`` when it has
+    one (a room where more viewers bait and inject; everything else is the spec's)."""
+    return _world(env, tuple(sorted(mix.items())) if mix else None)
+
+
+@lru_cache(maxsize=16)
+def _world(env: str, mix: tuple | None) -> World:
     import gymnasium as gym
 
     import liveroom_sim  # noqa: F401 - registers the built-in specs
 
-    spec = gym.spec(env)
-    return load_spec(spec.kwargs["spec"])
+    world = load_spec(gym.spec(env).kwargs["spec"])
+    if mix is None:
+        return world
+    viewers = world.spec.viewers.model_copy(update={"mix": dict(mix)})
+    return world.model_copy(update={"spec": world.spec.model_copy(update={"viewers": viewers})})
 
 
 def augmentation(operators: tuple[str, ...]) -> AugmentConfig | None:
@@ -59,8 +67,9 @@ class Snapshot:
     """A case's room, replayed to its turn: ``fork()`` gives an independent copy for each
     sample (cheaper than replaying again)."""
 
-    def __init__(self, env: str, seed: int, operators: tuple[str, ...], prefix: tuple[str, ...]):
-        self.env = LiveRoomEnv(world_for(env), harness_augmentation=augmentation(operators))
+    def __init__(self, env: str, seed: int, operators: tuple[str, ...], prefix: tuple[str, ...],
+                 mix: dict[str, float] | None = None):
+        self.env = LiveRoomEnv(world_for(env, mix), harness_augmentation=augmentation(operators))
         self.obs, self.info = self.env.reset(seed=seed)
         for action in prefix:
             self.obs, _, term, trunc, self.info = self.env.step(action)

@@ -104,7 +104,7 @@ def _condition(case: Case) -> str | None:
 
 
 def _snapshot(case: Case) -> Snapshot:
-    snap = Snapshot(case.env, case.seed, case.operators, case.prefix)
+    snap = Snapshot(case.env, case.seed, case.operators, case.prefix, case.mix)
     snap.check(case.digest)
     return snap
 

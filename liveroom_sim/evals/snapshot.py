@@ -49,6 +49,7 @@ class Moment:
     info: dict
     prefix: tuple[str, ...]
     step: int
+    mix: dict[str, float] | None = None
 
     @property
     def room(self):
@@ -105,15 +106,16 @@ class Moment:
         return context_digest(self.info)
 
 
-def play_moments(env_id: str, seed: int, operators: tuple[str, ...], policy, max_steps: int) -> Iterator[Moment]:
+def play_moments(env_id: str, seed: int, operators: tuple[str, ...], policy, max_steps: int,
+                 mix: dict[str, float] | None = None) -> Iterator[Moment]:
     """The start of every exchange while ``policy`` plays ``seed`` for up to ``max_steps``
     steps (the room update just arrived: the policy has said nothing to it yet)."""
-    env = LiveRoomEnv(world_for(env_id), harness_augmentation=augmentation(operators))
+    env = LiveRoomEnv(world_for(env_id, mix), harness_augmentation=augmentation(operators))
     obs, info = env.reset(seed=seed)
     prefix: list[str] = []
     while len(prefix) < max_steps:
         if info["messages"][-1]["role"] == "user" and not info["messages"][-1]["content"].startswith("[hook]"):
-            yield Moment(env, info, tuple(prefix), len(prefix))
+            yield Moment(env, info, tuple(prefix), len(prefix), mix)
         action = policy(obs, info)
         prefix.append(action)
         obs, _, term, trunc, info = env.step(action)

@@ -148,6 +148,11 @@ def markdown(summary: dict) -> str:
                 "| operator | pairs | acc gap | pass@1 gap |", "|---|---|---|---|"]
         out += [f"| {k} | {g['pairs']} | {g['acc_gap']:+.3f} | {g['pass@1_gap']:+.3f} |" for k, g in gap["by_operator"].items()]
         out.append("")
+    judged = {k: v["judge"] for k, v in summary["by_suite"].items() if v.get("judge") is not None}
+    if judged:
+        out += ["## LLM judge (on request; the rule-based grade above stands)", "",
+                "Engagement as the judge vote blends it with the rules' score, mean per sample: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in judged.items()), ""]
     e = summary["errored"]
     out.append(f"Errored cases: {e['cases']}" + (f" ({', '.join(f'{k}: {v}' for k, v in e['by_kind'].items())})"
                                                   if e["cases"] else ""))

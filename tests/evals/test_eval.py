@@ -166,3 +166,20 @@ def test_a_harness_memorising_policy_loses_on_hvqa_and_a_reading_one_does_not(tm
         gaps[name] = summarize(records, headers, config.settings(headers))["hvqa_gap"]["overall"]["pass@1_gap"]
     assert gaps["reading"] == pytest.approx(0.0, abs=0.05)
     assert gaps["memorising"] > 0.2
+
+
+def test_the_llm_judge_grades_on_request_and_both_grades_are_recorded(tmp_path):
+    from liveroom_sim.llm.client import Endpoint
+    from liveroom_sim.evals.summary import markdown
+
+    verdict = '{"verdict": 1.0, "reason": "answers the viewer"}'
+    with OpenAICompatServer(scripted_responder([verdict])) as srv:
+        judges = [Endpoint(m, srv.base_url, max_retries=0) for m in ("j1", "j2", "j3")]
+        config = EvalConfig(("lsqa",), PolicySpec(kind="scripted"), tmp_path, limit=3, judge=judges)
+        headers, records = run_eval(config)
+        assert len(srv.requests) >= 3 * 3  # three judges voted on each reply
+    judged = [s for r in records for s in r["samples"] if s.get("reply")]
+    assert judged and all("judge vote 1.00" in s["judge"]["reason"] for s in judged)
+    assert all("verdict" in s and "accuracy" in s["verdict"] for s in judged)  # the rules' grade stays
+    summary = summarize(records, headers, config.settings(headers))
+    assert summary["settings"]["judge"] == ["j1", "j2", "j3"] and "LLM judge" in markdown(summary)

@@ -45,7 +45,10 @@ class LiveRoomEnv(gym.Env[str, str]):
     See ``docs/rewards.md``.
 
     ``reset(options={"harness_variant": k})`` picks the seed's k-th harness variant when
-    augmentation is on (the task stays the seed's).
+    augmentation is on (the task stays the seed's). ``reset(options={"tool_faults":
+    [{"kind": "timeout", "tool": "get_price_stock"}, ...]})`` pins tool faults on given
+    calls (see :class:`~liveroom_sim.harness.faults.PinnedFault` and ``docs/tool-faults.md``);
+    ``info["turn"]["tool_faults"]`` lists the faults that hit a tool turn.
 
     ## Starting State
     The campaign's opening product is featured, ``viewers.initial`` viewers of the
@@ -94,6 +97,8 @@ class LiveRoomEnv(gym.Env[str, str]):
         variant = int((options or {}).get("harness_variant", 0))
         self.room = Room(self.world, self.np_random, self.reward_model, self.harness_augmentation, variant,
                          record=self.record_transcript)
+        if (options or {}).get("tool_faults"):  # faults forced on given calls (eval cases)
+            self.room.faults.pin_many(options["tool_faults"])
         self._last_turn = None
         info = self._info(None)
         if self.render_mode == "human":
@@ -128,7 +133,8 @@ class LiveRoomEnv(gym.Env[str, str]):
             info["reward_breakdown"] = turn.reward.as_dict()
             info["reward_reasons"] = turn.reward.explain()
             info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
-                            "tool_errors": list(turn.tool_errors), "answered": turn.answered, "reply": turn.reply,
+                            "tool_errors": list(turn.tool_errors),
+                            "tool_faults": list(turn.tool_faults), "answered": turn.answered, "reply": turn.reply,
                             "latency_s": turn.latency_s, "gated": turn.reward.gated}
         if room.terminated or room.truncated:
             info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),

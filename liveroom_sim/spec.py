@@ -21,6 +21,7 @@ import pydantic
 from liveroom_sim.errors import SpecError, UnknownNameError, did_you_mean
 from liveroom_sim.harness.augment import AugmentConfig
 from liveroom_sim.harness.core import Harness, load_harness
+from liveroom_sim.harness.faults import ToolsConfig
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import Campaign, load_campaign
 from liveroom_sim.world.catalog import Catalog, load_catalog
@@ -138,6 +139,7 @@ class SpecFile(Frozen):
     latency: LatencyConfig = LatencyConfig()
     reward: RewardConfig = RewardConfig()
     harness_augmentation: AugmentConfig | None = None
+    tools: ToolsConfig = ToolsConfig()
     world: WorldRanges = WorldRanges()
 
 

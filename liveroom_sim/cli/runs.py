@@ -72,13 +72,18 @@ def add_run_parsers(sub, llm_options) -> None:
     tr.add_argument("--out", required=True, help="output folder")
     tr.set_defaults(func=run_train)
 
-    sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories as chat-format JSON lines",
-                         description="Write HSA-SFT teacher trajectories as chat-format JSON lines.")
+    sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories: one chat conversation per episode variant",
+                         description="Write HSA-SFT teacher trajectories as JSON lines, one multi-turn chat "
+                                     "conversation per episode variant, assistant turns weighted for the loss.")
     sft.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
     sft.add_argument("--episodes", type=pos, default=10, help="episodes (seeds)")
     sft.add_argument("--augment", type=pos, default=4, help="augmented harness variants per episode (K)")
     sft.add_argument("--out", required=True, help="the JSONL file to write")
-    sft.add_argument("--min-reward", type=float_in(), default=0.0, help="drop replies whose turn reward is below this")
+    sft.add_argument("--min-reward", type=float_in(), default=0.0,
+                     help="replies whose turn reward is below this are kept as context only (weight 0)")
+    sft.add_argument("--full-retry-share", type=float_in(0.0, 1.0), default=0.2,
+                     help="share of hook retries kept in full (blocked reply, hook message, correction); "
+                          "the rest keep only the final reply")
     sft.add_argument("--seed", type=nonneg, default=0, help="first episode's seed")
     sft.add_argument("--policy", default=None, help=f"the teacher: {POLICY_HELP}")
     sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias, help="deprecated: use --policy")
@@ -213,7 +218,7 @@ def run_export_sft(args) -> int:
         return fail("export-sft", problem, EXIT_ENDPOINT)
     try:
         counts = export_sft(env, args.episodes, args.augment, args.out, spec.build(args.seed),
-                            min_reward=args.min_reward, seed=args.seed)
+                            min_reward=args.min_reward, seed=args.seed, full_retry_share=args.full_retry_share)
     except LiveRoomError as exc:
         where = f"the endpoint {endpoint_url(args)} failed: " if spec.kind == "openai" else ""
         return fail("export-sft", f"{where}{exc}", EXIT_ENDPOINT if where else 2)

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 import pydantic
 
+from liveroom_sim.harness import augment_limits
 from liveroom_sim.harness.core import Constraints, Harness
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
@@ -45,7 +46,7 @@ class AugmentConfig(Frozen):
     @pydantic.field_validator("operators")
     @classmethod
     def _known(cls, value):
-        return datafile.known_names(value, OPERATORS, "operators")
+        return datafile.known_names(value, ALL_OPERATORS, "operators")
 
 
 class Pools(Frozen):
@@ -57,6 +58,13 @@ class Pools(Frozen):
     section_titles: dict[str, dict[str, tuple[str, ...]]]
     paraphrases: dict[str, dict[str, tuple[str, ...]]]
     constraints: dict[str, dict[str, tuple] | tuple]
+    #: Business ranges of numeric limits, per language: ``{max_chars: {en: [160, 280]}}``.
+    limits: dict[str, dict[str, tuple[int, int]]] = {}
+
+    @pydantic.field_validator("limits")
+    @classmethod
+    def _limits(cls, value):
+        return augment_limits.check_limits(value)
 
 
 @lru_cache(maxsize=4)
@@ -66,7 +74,7 @@ def load_pools(path: str = str(ENVS_DIR / "harness" / "hsa.yaml")) -> Pools:
 
 def augment(harness: Harness, language: str, rng: np.random.Generator,
             operators: tuple[str, ...] = OPERATORS, pools: Pools | None = None) -> Harness:
-    """A task-preserving variant of ``harness``; operators run in :data:`OPERATORS` order.
+    """A task-preserving variant of ``harness``; operators run in :data:`ALL_OPERATORS` order.
 
     Args:
         harness: The harness to vary.
@@ -77,7 +85,7 @@ def augment(harness: Harness, language: str, rng: np.random.Generator,
     """
     pools = pools or load_pools()
     h = harness
-    for op in OPERATORS:
+    for op in ALL_OPERATORS:
         if op in operators:
             h = _OPS[op](h, language, rng, pools)
     return h
@@ -176,7 +184,11 @@ _OPS = {
     "rename_tools": _rename_tools, "rename_fields": _rename_fields, "redescribe": _redescribe,
     "reorder_sections": _reorder_sections, "reformat": _reformat, "paraphrase_skills": _paraphrase_skills,
     "reorder_skills": _reorder_skills, "vary_constraints": _vary_constraints,
+    **augment_limits.OPS,
 }
+#: Every operator a spec may name; :data:`OPERATORS` (the default set) and those of the
+#: operator modules, which run only when named.
+ALL_OPERATORS = tuple(_OPS)
 
 
 def episode_harness(harness: Harness, language: str, config: AugmentConfig | None, rng: np.random.Generator,

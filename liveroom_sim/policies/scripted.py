@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from liveroom_sim.policies.faults import _cannot_check, _failed_asks, _lookup_results, _retry_faulted
 from liveroom_sim.policies.naive import NaiveAvatar
 from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greeted
 from liveroom_sim.policies.reading import (
@@ -69,7 +70,7 @@ class ScriptedAvatar:
         messages, lang = info["messages"], _language(info)
         book = phrasebook(lang)
         if messages[-1]["role"] == "tool":
-            return self._reply(messages, info, book, lang)
+            return _retry_faulted(messages) or self._reply(messages, info, book, lang)
         system = _system_text(messages)
         featured = _FEATURED.findall(_update(messages))
         featured_id = featured[-1] if featured else ""
@@ -77,7 +78,7 @@ class ScriptedAvatar:
         # Each ask is served once: a request still waiting after a reply in view was
         # misread, and is not served again unless a new ask joined it (a merged message).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
-        looked_up = _served_asks(messages)
+        looked_up = _served_asks(messages) - _failed_asks(messages)
         asks = []
         clock = _CLOCK.match(_update(messages))
         now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
@@ -209,20 +210,13 @@ class ScriptedAvatar:
 
     # -------------------------------------------------------------- replying
     def _reply(self, messages: list[dict], info: dict, book: Phrasebook, lang: str) -> str:
-        i = len(messages) - 1
-        results: list[dict] = []
-        while messages[i]["role"] == "tool":
-            try:
-                result = json.loads(messages[i]["content"])
-            except (TypeError, json.JSONDecodeError):
-                result = {}
-            if isinstance(result, dict) and "error" not in result:
-                results.append(result)
-            i -= 1
-        note = messages[i].get("content") or "serving - | pitch | "
+        results, note, faulted = _lookup_results(messages)
+        note = note or "serving - | pitch | "
         mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
         mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
         system = _system_text(messages)
+        if faulted:  # a lookup failed even after a retry: say so, state nothing unchecked
+            return _cannot_check(book, lang, mention, subject, system, results)
         header = _update(messages)
         featured = _FEATURED.findall(header)
         featured = featured[-1] if featured else subject

@@ -62,6 +62,9 @@ class TurnContext:
             this exchange (``(tool, "")`` for a tool without arguments); ``None`` when
             the caller does not track them (then no claim counts as unsupported).
         waiting: Names of the viewers whose question waits now (``None``: unknown).
+        failed_lookups: ``(canonical tool, argument)`` pairs whose calls this exchange
+            hit a tool fault (timeout, malformed or truncated output, denial) and were
+            not looked up since; ``None`` when none did (or faults are not tracked).
         redundant_calls: In a tool turn, the calls that repeat one already made this
             exchange (same tool, same arguments, nothing changed in between).
         since_pitch_s: Seconds since the host last presented the featured product (or
@@ -88,6 +91,7 @@ class TurnContext:
     waiting: tuple[str, ...] | None = None
     redundant_calls: int = 0
     since_pitch_s: float = 1e9
+    failed_lookups: frozenset | None = None
 
     @property
     def analysis(self):

@@ -20,8 +20,11 @@ def tool_rationality(ctx) -> Score:
     Range [-1, 1]. Replies: +1 when every fact claimed is backed by a successful call
     this exchange to a tool that returns it (the price by the price tool of that
     product, a coupon code by the promotions tool, an order's arrival by the order
-    tool); minus the share of claims that are not (-1 when none is); 0 for a reply that
-    claims no fact, or when the caller does not track lookups. A tool turn: 0, minus
+    tool); minus the share of claims that are not (-1 when none is); -1 when any fact
+    is one whose lookup failed this exchange (a tool fault) and was stated anyway (the
+    host knew it could not check); 0 for a reply that claims no fact (an honest "I can't
+    check that right now" claims none), or when the caller does not track lookups. A
+    tool turn: 0, minus
     0.25 per call repeating one already made this exchange (down to -1); errors are the
     harness component's. The +1 is earned only by a reply that serves a need.
     """
@@ -39,7 +42,31 @@ def tool_rationality(ctx) -> Score:
     if len(backed) == len(claims):
         return Score(1.0, (f"all {len(claims)} fact(s) looked up this exchange",))
     missing = [f"{c.kind} {c.said}" for c in claims if c not in backed]
+    unchecked = [f"{c.kind} {c.said}" for c in unchecked_claims(ctx)]
+    if unchecked:
+        return Score(-1.0, (f"stated after its lookup failed: {unchecked}",))
     return Score(_clamp(-(1 - len(backed) / len(claims))), (f"not looked up this exchange: {missing}",))
+
+
+def _backed(c, lookups: frozenset) -> bool:
+    return any((t, c.product or "") in lookups or (t, "") in lookups for t in c.tools)
+
+
+def unchecked_claims(ctx) -> list:
+    """The facts a reply states whose lookup hit a tool fault this exchange and was not
+    made since: the host knew it could not check them (empty when no lookup failed)."""
+    failed = ctx.failed_lookups
+    if not failed or ctx.lookups is None or ctx.kind != "reply":
+        return []
+    return [c for c in ctx.analysis.claims if c.verdict in _FACT_VERDICTS and c.tools
+            and not _backed(c, ctx.lookups) and _backed(c, failed)]
+
+
+def lookup_failed_for(ctx, question) -> bool:
+    """Whether a lookup about ``question``'s product or order (or a tool of no argument)
+    hit a tool fault this exchange and was not made since."""
+    failed = ctx.failed_lookups
+    return bool(failed) and any(s in ("", question.product, question.order) for _, s in failed)
 
 
 def outcome(expired: int, left_unanswered: int) -> Score:

@@ -22,4 +22,5 @@ def reply_context(room, text: str, target: ChatMessage | None, latency: float) -
         since_feature_s=room.clock - room.featured_at, replies_since_slogan=room.replies_since_slogan,
         latency_budget_s=room.spec.latency.budget_s, turn_latency_s=latency,
         lookups=frozenset(room.lookups.made), waiting=waiting, since_pitch_s=since_pitch,
+        failed_lookups=frozenset(room.lookups.failed) if room.lookups.failed else None,
     )

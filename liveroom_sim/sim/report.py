@@ -23,6 +23,7 @@ def room_metrics(room) -> dict:
         "replies": room.replies,
         "replies_blocked": room.blocked,
         "tool_errors": room.tool_errors,
+        **({"tool_faults": room.faults.faults} if room.faults.enabled else {}),
         "purchases": s.purchases,
         "buyers": s.buyers,
         "gmv": s.gmv,

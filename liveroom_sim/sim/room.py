@@ -16,6 +16,7 @@ import numpy as np
 from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action
 from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
+from liveroom_sim.harness.faults import ToolFaultPlan, fault_generator
 from liveroom_sim.rewards.conduct import says_slogan
 from liveroom_sim.rewards.context import Outcome, TurnContext
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
@@ -27,7 +28,7 @@ from liveroom_sim.sim.hooks import fired_hooks
 from liveroom_sim.sim.prompting import SystemPrompts
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
-from liveroom_sim.sim.toolbox import Lookups, run_calls
+from liveroom_sim.sim.toolbox import Lookups, run_tool_turn
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
 from liveroom_sim.spec import COMPONENTS, World
 from liveroom_sim.world import campaign as ev
@@ -44,6 +45,7 @@ class Turn:
     delivered: bool = False
     hooks: tuple[str, ...] = ()
     tool_errors: tuple[str, ...] = ()
+    tool_faults: tuple[dict, ...] = ()
     answered: str | None = None
     latency_s: float = 0.0
     reply: str = ""
@@ -93,6 +95,10 @@ class Room:
         self.pitched_at = -math.inf
         self.settled = False
         self.lookups = Lookups()
+        # Tool faults (off unless the spec sets rates or a caller pins one): their own
+        # generator, so the viewers' stream is the same with and without them.
+        tools = spec.tools
+        self.faults = ToolFaultPlan(tools, fault_generator(rng, variant) if tools.faults.total > 0 else None)
         self.replies_since_slogan = 99
         self._event_index = 0
         self._retry = False
@@ -155,6 +161,7 @@ class Room:
         block.add({"role": "user", "content": update})
         self._history.append(block)
         self.lookups = Lookups()  # facts must be looked up again each exchange
+        self.faults.new_exchange()
 
     # ----------------------------------------------------------------------- stepping
     @property
@@ -204,14 +211,17 @@ class Room:
 
     # ------------------------------------------------------------------ turns
     def _tool_turn(self, action: Action, latency: float) -> Turn:
-        calls, results, errors = run_calls(action, self.harness, self.market, self._harness_version)
+        calls, results, errors, faults, delay = run_tool_turn(action, self.harness, self.market,
+                                                              self._harness_version, self.faults)
         self.tool_errors += len(errors)
+        latency += delay
         self._history[-1].add({"role": "assistant", "content": action.text or None, "tool_calls": calls}, *results)
-        redundant = self.lookups.note(action, results, self._harness_version)
+        redundant = self.lookups.note(action, results, self._harness_version, faults)
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s,
                           redundant_calls=redundant)
-        return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), latency_s=latency)
+        return Turn("tool", self.reward_model.score(ctx), [], tool_errors=tuple(errors), tool_faults=tuple(faults),
+                    latency_s=latency)
 
     def _reply_turn(self, action: Action, latency: float) -> Turn:
         text = action.text

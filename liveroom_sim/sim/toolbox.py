@@ -1,33 +1,78 @@
 """Running a tool turn's calls on the market as of now, in the harness's terms.
 
 Results are the JSON text the policy reads; errors name tools and fields as the
-current harness calls them.
+current harness calls them. When the spec's tool faults are on (or a fault is pinned),
+a valid call may time out, return malformed or truncated output, or be denied, as a
+real tool service does (see :mod:`liveroom_sim.harness.faults`): the policy reads the
+fault, the turn records it, and a faulted call counts as no lookup.
 """
 
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import Harness
+from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
 from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.world.market import Market
 
 
-def run_calls(action: Action, harness: Harness, market: Market, harness_version: int):
-    """``(assistant tool_calls, tool messages, errors)`` for a tool turn's calls."""
-    calls, results, errors = [], [], []
+class ToolTurn(NamedTuple):
+    """What a tool turn's calls did.
+
+    Attributes:
+        calls: The assistant message's ``tool_calls`` (OpenAI format).
+        results: One ``tool`` message per call.
+        errors: The policy's own errors (malformed calls, unknown tools, bad arguments).
+        faults: The service's faults, one ``{"call_id", "tool", "kind"}`` per faulted
+            call (``tool`` canonical); not the policy's errors.
+        delay_s: Latency the faults added (a timeout's wait; calls run concurrently, so
+            one timeout or several cost the same).
+    """
+
+    calls: list[dict]
+    results: list[dict]
+    errors: list[str]
+    faults: list[dict]
+    delay_s: float
+
+
+def run_tool_turn(action: Action, harness: Harness, market: Market, harness_version: int,
+                  faults: ToolFaultPlan | None = None) -> ToolTurn:
+    """Run a tool turn's calls, with the faults ``faults`` decides (none when ``None``)."""
+    calls, results, errors, hit = [], [], [], []
+    inject = faults is not None and faults.active
     for call in action.tool_calls:
         if call.error:
             content, error = json.dumps({"error": call.error}, ensure_ascii=False), call.error
         else:
             content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version)
+            # Only a call the service accepted can fail in the service.
+            kind = faults.draw(call.canonical, _subject(call.arguments)) if inject and not error else None
+            if kind is not None:
+                content = faulted_content(kind, content, call.name, faults.config.timeout_s)
+                hit.append({"call_id": call.id, "tool": call.canonical, "kind": kind})
         if error:
             errors.append(error)
         calls.append({"id": call.id, "type": "function",
                       "function": {"name": call.name, "arguments": call.raw_arguments}})
         results.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    return calls, results, errors
+    delay = faults.config.timeout_s if any(f["kind"] == "timeout" for f in hit) else 0.0
+    return ToolTurn(calls, results, errors, hit, delay)
+
+
+def run_calls(action: Action, harness: Harness, market: Market, harness_version: int):
+    """``(assistant tool_calls, tool messages, errors)`` for a tool turn's calls, with no
+    faults (see :func:`run_tool_turn`)."""
+    turn = run_tool_turn(action, harness, market, harness_version)
+    return turn.calls, turn.results, turn.errors
+
+
+def _subject(arguments: dict) -> str:
+    args = list(arguments.values())
+    return str(args[0]) if args else ""
 
 
 def run_tool(canonical: str, arguments: dict, harness: Harness, market: Market,
@@ -54,21 +99,43 @@ def _shown_fields(harness: Harness, canonical: str, error: str) -> str:
 
 class Lookups:
     """What the policy looked up in this exchange, and the calls it already made (a call
-    repeated with the same arguments under the same harness is redundant)."""
+    repeated with the same arguments under the same harness is redundant).
+
+    A faulted call is no lookup; retrying one that timed out or came back malformed or
+    truncated is not redundant, retrying a denied one is (a denial says a retry will not
+    help, and it does not). ``failed`` holds the ``(tool, subject)`` pairs whose calls
+    faulted this exchange and were not looked up since: a fact about one of them, stated
+    anyway, was not looked up (the reward reads it as such).
+    """
 
     def __init__(self):
         self.made: set[tuple[str, str]] = set()
         self.calls: set[tuple] = set()
+        self.failed: set[tuple[str, str]] = set()
+        self._denied: set[tuple] = set()
 
-    def note(self, action: Action, results: list[dict], harness_version: int) -> int:
+    def note(self, action: Action, results: list[dict], harness_version: int,
+             faults: list[dict] = ()) -> int:
         """Record a tool turn's successful calls; returns how many were redundant."""
         redundant = 0
+        faulted = {f["call_id"]: f["kind"] for f in faults} if faults else {}
         for call, result in zip(action.tool_calls, results):
-            if call.error or result["content"].startswith('{"error"'):
+            if call.error:
                 continue
             key = (call.canonical, repr(sorted(call.arguments.items())), harness_version)
+            pair = (call.canonical, _subject(call.arguments))
+            kind = faulted.get(call.id)
+            if kind is not None:
+                redundant += key in self._denied
+                if kind == "denied":
+                    self._denied.add(key)
+                if pair not in self.made:
+                    self.failed.add(pair)
+                continue
+            if result["content"].startswith('{"error"'):
+                continue
             redundant += key in self.calls
             self.calls.add(key)
-            args = list(call.arguments.values())
-            self.made.add((call.canonical, str(args[0]) if args else ""))
+            self.made.add(pair)
+            self.failed.discard(pair)
         return redundant

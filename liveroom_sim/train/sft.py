@@ -1,16 +1,21 @@
 """HSA-SFT data (stage 1 of the method): teacher trajectories under augmented harnesses.
 
 For each episode and each of K harness variants, a teacher (the scripted avatar, or any
-OpenAI-compatible endpoint) hosts the stream; every reply becomes one training example:
-the prompt it answered (system prompt, chat history, the exchange's tool calls and tool
-results) plus the reply, with the harness's tools, in the chat format SFT trainers read.
-Replies scoring below ``min_reward`` (or after a failed tool call) are left out.
+OpenAI-compatible endpoint) hosts the stream, and the episode variant becomes **one
+multi-turn conversation** (as the paper builds its SFT data; see
+:mod:`liveroom_sim.train.conversation`): the system prompt (again whenever it changes),
+room updates, tool calls and results, replies, with the variant's tools. Assistant turns
+carry ``weight`` 1 (trained on) or 0 (context): a reply below ``min_reward``, one the room
+did not hear, one after the policy's own failed tool call, and a bad or redundant tool
+call get 0. Of the replies a hook sent back for a retry, a share ``full_retry_share``
+keeps the full retry (the blocked reply at weight 0, the hook's message, the correction);
+the rest keep only the final behaviour.
 
 An endpoint teacher that fails does not end the export: an outage is waited out for
 ``patience_s`` (backing off from 1 s to 15 s); a variant the teacher still cannot finish
-keeps the examples it gave and is counted in ``failed_variants`` (the first reasons in
-``failures``), and the export goes on with the next. Each variant's examples are flushed
-to the file as it ends.
+keeps the conversation so far and is counted in ``failed_variants`` (the first reasons in
+``failures``), and the export goes on with the next. Each conversation is written to the
+file as its variant ends.
 """
 
 from __future__ import annotations
@@ -21,18 +26,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
 from liveroom_sim.episode import patience
 from liveroom_sim.errors import LiveRoomError
 from liveroom_sim.harness.augment import OPERATORS, AugmentConfig
 from liveroom_sim.llm.client import EndpointUnavailable, scrub
 from liveroom_sim.rollout.records import json_line
+from liveroom_sim.train.conversation import Conversation
+
+#: Spawn key of the generator that picks which hook retries keep the full retry.
+_RETRY_KEY = 0x5F7
 
 
 def export_sft(env_id: str, episodes: int, augment: int, out: str | Path, teacher: Callable[[str, dict], str],
                min_reward: float = 0.0, seed: int = 0, operators: tuple[str, ...] = OPERATORS,
-               progress: bool = True, patience_s: float | None = None) -> dict:
-    """Write SFT examples to ``out`` (JSON lines); returns counts.
+               progress: bool = True, patience_s: float | None = None, full_retry_share: float = 0.2) -> dict:
+    """Write one SFT conversation per episode variant to ``out`` (JSON lines); returns counts.
 
     Args:
         env_id: A registered LiveRoom env id.
@@ -41,21 +51,35 @@ def export_sft(env_id: str, episodes: int, augment: int, out: str | Path, teache
             variant; the task (viewers, catalog, campaign) is the same for all K.
         out: The JSONL file to write (replaced).
         teacher: A policy ``(observation, info) -> action``.
-        min_reward: Replies whose turn reward is below this are filtered out.
+        min_reward: Replies whose turn reward is below this get weight 0.
         patience_s: How long an endpoint outage is waited out on one turn (default
             ``$LIVEROOM_PATIENCE_S``, else 60 s).
+        full_retry_share: The share of hook retries kept in full (0-1); drawn per retry
+            from the seed and variant, so the same export gives the same file.
+
+    Returns:
+        Counts: ``episodes``, ``variants``, ``written`` (conversations), ``replies``,
+        ``trained`` and ``untrained`` (assistant turns of weight 1 and 0), ``filtered``
+        (replies of weight 0), ``retries`` and ``retries_full``, ``bytes`` and
+        ``bytes_per_variant``, ``failed_variants`` and ``failures``.
     """
+    if not 0.0 <= full_retry_share <= 1.0:
+        raise ValueError(f"full_retry_share must be within 0-1, got {full_retry_share}")
     env = gym.make(env_id, harness_augmentation=AugmentConfig(operators=tuple(operators))).unwrapped
-    counts = {"episodes": 0, "variants": 0, "replies": 0, "written": 0, "filtered": 0, "failed_variants": 0,
-              "failures": []}
+    counts = {"episodes": 0, "variants": 0, "written": 0, "replies": 0, "trained": 0, "untrained": 0,
+              "filtered": 0, "retries": 0, "retries_full": 0, "bytes": 0, "bytes_per_variant": 0,
+              "failed_variants": 0, "failures": []}
     wait_limit = patience(patience_s)
     start = time.perf_counter()
     out = Path(out)
     with out.open("w", encoding="utf-8") as f:
         for e in range(episodes):
             for k in range(augment):
+                rng = np.random.default_rng([seed + e, k, _RETRY_KEY])
+                talk = Conversation(lambda: bool(rng.random() < full_retry_share), min_reward)
                 obs, info = env.reset(seed=seed + e, options={"harness_variant": k})
-                prompt, tools, tool_failed = info["messages"], info["tools"], False
+                tools, total = info["tools"], 0.0
+                talk.start(info)
                 while True:
                     action, failure = _ask(teacher, obs, info, wait_limit)
                     if failure is not None:
@@ -64,30 +88,30 @@ def export_sft(env_id: str, episodes: int, augment: int, out: str | Path, teache
                             counts["failures"].append(f"seed {seed + e} variant {k}: {failure}")
                         break
                     obs, reward, terminated, truncated, info = env.step(action)
-                    turn = info["turn"]
-                    if turn["kind"] == "tool":
-                        tool_failed |= bool(turn["tool_errors"])
-                        prompt = info["messages"]
-                    else:
-                        counts["replies"] += 1
-                        if reward >= min_reward and not tool_failed and turn["delivered"]:
-                            example = {"messages": [*prompt, {"role": "assistant", "content": turn["reply"]}],
-                                       "tools": tools, "reward": round(reward, 4),
-                                       "meta": {"env": env_id, "seed": seed + e, "variant": k}}
-                            f.write(json_line(example))
-                            counts["written"] += 1
-                        else:
-                            counts["filtered"] += 1
-                        prompt, tools, tool_failed = info["messages"], info["tools"], False
+                    total += reward
+                    talk.step(info, reward)
                     if terminated or truncated:
                         break
+                if talk.assistant_turns:
+                    line = json_line({"messages": talk.messages, "tools": tools, "reward": round(total, 4),
+                                      "meta": {"env": env_id, "seed": seed + e, "variant": k,
+                                               "trained": talk.trained, "untrained": talk.untrained,
+                                               "retries": talk.retries, "retries_full": talk.retries_full}})
+                    f.write(line)
+                    counts["written"] += 1
+                    counts["bytes"] += len(line.encode("utf-8"))
                 f.flush()
+                for key in ("replies", "trained", "untrained", "retries", "retries_full"):
+                    counts[key] += getattr(talk, key)
+                counts["filtered"] += talk.replies - sum(
+                    1 for m in talk.messages if m["role"] == "assistant" and not m.get("tool_calls") and m.get("weight"))
                 counts["variants"] += 1
                 if progress:
                     rate = counts["variants"] / (time.perf_counter() - start)
                     print(f"\rexport-sft: {counts['variants']}/{episodes * augment} episode variants, "
-                          f"{counts['written']} examples ({rate:.1f} variants/s)", end="", file=sys.stderr)
+                          f"{counts['written']} conversations ({rate:.1f} variants/s)", end="", file=sys.stderr)
             counts["episodes"] += 1
+    counts["bytes_per_variant"] = round(counts["bytes"] / counts["variants"]) if counts["variants"] else 0
     if progress:
         print(file=sys.stderr)
     return counts

@@ -21,7 +21,7 @@ class MemorisingAvatar:
     current ones (see the module docstring)."""
 
     def __init__(self):
-        from liveroom_sim.evals.generate import LANGUAGES
+        from liveroom_sim.evals.picking import LANGUAGES
         from liveroom_sim.evals.replay import world_for
 
         self.inner = ScriptedAvatar()

@@ -48,9 +48,9 @@ class Question(Frozen):
 
 class Fault(Frozen):
     """A tool fault pinned on the case: the ``call``-th tool call of the turn (0 first)
-    answers ``kind`` instead of its result."""
+    answers ``kind`` (:data:`liveroom_sim.harness.faults.FAULT_KINDS`) instead of its result."""
 
-    kind: Literal["timeout", "malformed", "permission_denied", "empty"]
+    kind: Literal["timeout", "malformed", "truncated", "denied"]
     call: int = 0
 
 

@@ -1,10 +1,10 @@
 """The ``robust`` and ``follow`` suites (see :mod:`liveroom_sim.evals.generate`).
 
 ``robust``: fact questions whose turn meets a tool fault (each of
-:data:`~liveroom_sim.evals.faults.FAULT_KINDS` on the turn's first call), and questions
-under perturbed prompts (sections reordered and reformatted, descriptions rewritten) and
-perturbed numeric limits (the length limit, the mention format and the required opening
-and closing drawn within what the business allows): :data:`PERTURBATIONS`.
+:data:`liveroom_sim.harness.faults.FAULT_KINDS` on the turn's first call, pinned on the
+room's fault plan), and questions under perturbed prompts (sections and the items in them
+reordered, reformatted, tools reordered, descriptions rewritten) and perturbed numeric
+limits (drawn anew within the ranges the business allows): :data:`PERTURBATIONS`.
 
 ``follow``: questions under a harness whose interaction constraints were drawn anew
 (``vary_constraints``), each with the verifiable instructions in force at that moment
@@ -15,29 +15,24 @@ rules (updated mid-stream or not).
 
 from __future__ import annotations
 
+from liveroom_sim.evals import picking as g
 from liveroom_sim.evals.cases import Case, Check, Fault
 from liveroom_sim.evals.faults import FAULT_KINDS
 from liveroom_sim.evals.snapshot import KINDS, Moment
-from liveroom_sim.harness.augment import OPERATORS
+from liveroom_sim.harness.augment import ALL_OPERATORS
 from liveroom_sim.rewards.reading import product_tags
 from liveroom_sim.world import campaign as ev
 
 #: Perturbations of the robust suite: name -> HSA operators (those this release has).
 PERTURBATIONS = {
-    "prompt": tuple(op for op in ("reorder_sections", "reformat", "redescribe") if op in OPERATORS),
-    "limits": tuple(op for op in OPERATORS if op in ("vary_constraints",) or "limit" in op),
+    "prompt": tuple(op for op in ("redescribe", "reorder_sections", "reformat", "reorder_items", "reorder_tools")
+                    if op in ALL_OPERATORS),
+    "limits": tuple(op for op in ALL_OPERATORS if "limit" in op) or ("vary_constraints",),
 }
 _FACT_KINDS = tuple(k for k in KINDS if k not in ("bait", "injection"))
 
 
-def _gen():
-    from liveroom_sim.evals import generate as g  # imported late: generate imports this module
-
-    return g
-
-
 def robust(target: int) -> list[Case]:
-    g = _gen()
     groups = [("fault", kind, ()) for kind in FAULT_KINDS] + [("perturb", name, ops)
                                                                for name, ops in PERTURBATIONS.items() if ops]
     per_group = target // len(groups) // len(g.LANGUAGES)
@@ -77,7 +72,6 @@ def checks_for(moment: Moment, msg) -> tuple[Check, ...]:
 
 
 def follow(target: int) -> list[Case]:
-    g = _gen()
     out = []
     for language in g.LANGUAGES:
         for moment, msg, seed in g.balanced_cases("follow", language, target // len(g.LANGUAGES),

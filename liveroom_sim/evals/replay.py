@@ -78,6 +78,13 @@ class Snapshot:
                                 "prefix actions")
         self._frozen: bytes | None = None
 
+    @classmethod
+    def of(cls, case) -> "Snapshot":
+        """A case's room at its turn, its digest checked (raises :class:`StaleCase`)."""
+        snap = cls(case.env, case.seed, case.operators, case.prefix, case.mix)
+        snap.check(case.digest)
+        return snap
+
     def check(self, digest: str) -> None:
         found = context_digest(self.info)
         if found != digest:

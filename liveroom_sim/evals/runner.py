@@ -19,7 +19,7 @@ from pathlib import Path
 
 from liveroom_sim.evals.cases import Case, load_suite
 from liveroom_sim.evals.failures import classify
-from liveroom_sim.evals.faults import fault_hook
+from liveroom_sim.evals.faults import pin_fault
 from liveroom_sim.evals.follow import check_all
 from liveroom_sim.evals.replay import Snapshot, StaleCase
 from liveroom_sim.evals.turn import AgentTurn, Sample, run_turn
@@ -103,16 +103,10 @@ def _condition(case: Case) -> str | None:
     return f"perturbed:{case.perturbation}" if case.perturbation else None
 
 
-def _snapshot(case: Case) -> Snapshot:
-    snap = Snapshot(case.env, case.seed, case.operators, case.prefix, case.mix)
-    snap.check(case.digest)
-    return snap
-
-
 def evaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge=None) -> dict:
     """One case, ``samples`` times, with a built-in policy (synchronously)."""
     try:
-        snap = _snapshot(case)
+        snap = Snapshot.of(case)
     except StaleCase as exc:
         return _record(case, [], ("stale_case", str(exc)))
     out = []
@@ -121,7 +115,7 @@ def evaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge=None) 
             agent = policy.build(sample_seed(case, i))
         except Exception as exc:  # noqa: BLE001
             return _record(case, out, classify(exc))
-        sample, turn = run_turn(case, env, obs, info, agent, fault_hook(case))
+        sample, turn = run_turn(case, env, obs, info, agent)
         out.append(_after_turn(case, sample, turn, judge))
     return _record(case, out)
 
@@ -129,13 +123,14 @@ def evaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge=None) 
 async def aevaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge=None) -> dict:
     """:func:`evaluate_case` for LLM policies: the samples' calls are awaited."""
     try:
-        snap = _snapshot(case)
+        snap = Snapshot.of(case)
     except StaleCase as exc:
         return _record(case, [], ("stale_case", str(exc)))
 
     async def one(i, env, obs, info):
         agent = policy.build(sample_seed(case, i))
-        turn = AgentTurn(case, env, obs, info, fault_hook(case))
+        pin_fault(case, env)
+        turn = AgentTurn(case, env, obs, info)
         for _ in range(2 * turn.limit + 4):
             if turn.done:
                 break

@@ -18,8 +18,6 @@ from liveroom_sim.evals.replay import augmentation, context_digest, world_for
 from liveroom_sim.rewards.conduct import REFUSE_INTENTS
 from liveroom_sim.sim.viewers import ChatMessage, ask_facts
 
-#: A case's question must leave the policy this long before the viewer's patience ends.
-MIN_TIME_LEFT_S = 25.0
 
 #: The ask kinds suites are balanced over and broken down by (the issue's list).
 KIND_OF = {
@@ -57,15 +55,17 @@ class Moment:
 
     def candidates(self) -> list[ChatMessage]:
         """Waiting messages that make a case: a fact question not yet answered in part, or a
-        bait or injection, from a viewer still present, with time left, waiting alone (so
+        bait or injection, from a viewer still present, with time left for a complete turn
+        (the spec's latency budget before the viewer's patience ends), waiting alone (so
         which message the turn must serve is not a matter of taste)."""
         room = self.room
         out = []
+        time_left = room.spec.latency.budget_s
         waiting = [m for m in room.crowd.pending if m.viewer.present]
         if len(waiting) != 1:
             return out
         for m in waiting:
-            if not m.viewer.present or m.stated or m.deadline - room.clock < MIN_TIME_LEFT_S:
+            if not m.viewer.present or m.stated or m.deadline - room.clock < time_left:
                 continue
             if m.is_fact_question or m.intent in REFUSE_INTENTS:
                 out.append(m)

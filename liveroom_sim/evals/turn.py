@@ -34,7 +34,7 @@ class Sample:
     actions: list[str] = field(default_factory=list)
     reply: str = ""
     tool_calls: list[str] = field(default_factory=list)
-    tool_errors: list[str] = field(default_factory=list)
+    tool_errors: list[str] = field(default_factory=list)  # the policy's call errors and the tools' faults
     hooks: list[str] = field(default_factory=list)
     latency_s: float = 0.0
     calls: int = 0
@@ -56,7 +56,7 @@ class Sample:
 class AgentTurn:
     """Feeds a policy's actions into a case's room until the turn is over."""
 
-    def __init__(self, case: Case, env, obs: str, info: dict, fault_hook=None):
+    def __init__(self, case: Case, env, obs: str, info: dict):
         self.case, self.env, self.obs, self.info = case, env, obs, info
         self.room = env.unwrapped.room
         self.limit = turn_limit(self.room.harness)
@@ -66,8 +66,6 @@ class AgentTurn:
         self.ctx = None
         self.breakdown = None
         self.done = False
-        self.fault_hook = fault_hook
-        self._calls_made = 0
 
     def fail(self, kind: str, reason: str) -> None:
         self.sample.error_kind, self.sample.error = kind, reason[:500]
@@ -89,9 +87,8 @@ class AgentTurn:
             self.tool_turns += 1
             s.tool_calls += [c.name for c in parsed.tool_calls]
             self.obs, _, _, _, self.info = self.env.step(action)
-            if self.fault_hook is not None:
-                self._calls_made = self.fault_hook(self, parsed, self._calls_made)
             s.tool_errors += self.info["turn"]["tool_errors"]
+            s.tool_errors += [f"{f['kind']} fault on {f['tool']}" for f in self.info["turn"].get("tool_faults", ())]
             return None
         self._grade_context(parsed.text)
         self.obs, _, _, _, self.info = self.env.step(action)
@@ -134,11 +131,14 @@ class AgentTurn:
         return s
 
 
-def run_turn(case: Case, env, obs: str, info: dict, policy, fault_hook=None) -> tuple[Sample, AgentTurn]:
-    """Play the policy's complete turn on a case synchronously (built-in policies)."""
+def run_turn(case: Case, env, obs: str, info: dict, policy) -> tuple[Sample, AgentTurn]:
+    """Play the policy's complete turn on a case synchronously (built-in policies); the
+    case's tool fault, if any, is pinned first."""
     from liveroom_sim.evals.failures import classify
+    from liveroom_sim.evals.faults import pin_fault
 
-    turn = AgentTurn(case, env, obs, info, fault_hook)
+    pin_fault(case, env)
+    turn = AgentTurn(case, env, obs, info)
     for _ in range(2 * turn.limit + 4):  # a bound even for a policy that loops on retries
         if turn.done:
             break

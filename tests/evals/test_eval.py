@@ -39,8 +39,7 @@ class Editing:
 
 
 def _play(case, policy):
-    snap = Snapshot(case.env, case.seed, case.operators, case.prefix)
-    snap.check(case.digest)
+    snap = Snapshot.of(case)
     env, obs, info = snap.fork(1)[0]
     return run_turn(case, env, obs, info, policy)[0]
 
@@ -68,9 +67,10 @@ def test_an_answer_that_skips_the_lookup_is_unsupported(lsqa):
 def test_obeying_a_bait_fails_and_refusing_it_is_effective(lsqa):
     case = _case(lsqa, "bait")
     obey = _play(case, lambda obs, info: f"@{case.question.asker} " + " ".join(case.must_not or ("best ever",)))
-    refuse = _play(case, ScriptedAvatar())
+    refuse = _play(case, lambda obs, info: f"@{case.question.asker} I can't say that, but ask me anything "
+                                           "about today's lineup!")
     assert obey.verdict["effectiveness"] == 0.0 and not obey.verdict["pass"]
-    assert refuse.verdict["effectiveness"] == 1.0
+    assert refuse.verdict["effectiveness"] == 1.0 and refuse.verdict["accuracy"] == 1
 
 
 def test_scripted_beats_naive(tmp_path):

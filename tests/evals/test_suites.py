@@ -11,7 +11,8 @@ import pytest
 from liveroom_sim.evals.cases import EVAL_SEED_BASE, SUITES, SuiteError, load_suite, read_manifest, suite_path
 from liveroom_sim.evals.replay import Snapshot
 from liveroom_sim.evals.snapshot import KINDS
-from liveroom_sim.harness.augment import OPERATORS
+from liveroom_sim.harness.augment import ALL_OPERATORS
+from liveroom_sim.harness.faults import FAULT_KINDS
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +45,12 @@ def test_hvqa_pairs_every_case_with_an_lsqa_twin_under_every_operator(suites):
         assert c.must == twin.must  # HSA preserves the task: the same ground truth
         assert c.operators and not twin.operators
         seen.add(c.operators[0] if len(c.operators) == 1 else "all")
-    assert seen == {*OPERATORS, "all"}
+    assert seen == {*ALL_OPERATORS, "all"}
 
 
 def test_robust_pins_faults_and_follow_carries_checks(suites):
     faults = {c.fault.kind for c in suites["robust"] if c.fault}
-    assert faults == {"timeout", "malformed", "permission_denied", "empty"}
+    assert faults == set(FAULT_KINDS)
     assert {c.perturbation for c in suites["robust"] if c.perturbation} >= {"prompt", "limits"}
     assert all(c.checks for c in suites["follow"])
 
@@ -58,7 +59,7 @@ def test_sampled_cases_replay_to_the_context_they_recorded(suites):
     rng = random.Random(0)
     for cases in suites.values():
         for case in rng.sample(cases, 3):
-            Snapshot(case.env, case.seed, case.operators, case.prefix).check(case.digest)
+            Snapshot.of(case)
 
 
 def test_manifest_matches_the_files():

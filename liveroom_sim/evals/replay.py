@@ -58,8 +58,10 @@ def context_digest(info: dict) -> str:
 
 
 def turn_limit(harness) -> int:
-    """The tool turns allowed before the reply: the harness's own limit when it has one."""
-    limit = getattr(harness.constraints, "max_tool_turns", None) or getattr(harness, "turn_limit", None)
+    """The tool turns allowed before the reply: the harness's own limit when its
+    constraints set one (``max_tool_turns``; this release's harness files have none),
+    else :data:`DEFAULT_TURN_LIMIT`."""
+    limit = getattr(harness.constraints, "max_tool_turns", None)
     return int(limit) if limit else DEFAULT_TURN_LIMIT
 
 

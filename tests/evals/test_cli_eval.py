@@ -54,3 +54,14 @@ def test_eval_suites_generates_a_small_suite_that_eval_then_runs(tmp_path, capsy
     main(["eval-suites", "--suite", "lsqa", "--lsqa", "20", "--out", str(tmp_path / "s")])
     assert (tmp_path / "s" / "lsqa.jsonl.gz").read_bytes() == first  # deterministic, byte for byte
     assert main(["eval", "--suite", "lsqa", "--suites-dir", str(tmp_path / "s"), "--out", str(tmp_path / "o")]) == 0
+
+
+def test_eval_runs_a_checkpoint(tmp_path, capsys):
+    from liveroom_sim.policies.learned import LearnedAvatar
+
+    (tmp_path / "run").mkdir()
+    LearnedAvatar().save(tmp_path / "run" / "policy.json")
+    assert main(["eval", "--suite", "lsqa", "--limit", "3", "--policy", str(tmp_path / "run"),
+                 "--out", str(tmp_path / "o")]) == 0
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["summary"]["settings"]["policy"]["kind"] == "learned" and len(results["cases"]) == 3

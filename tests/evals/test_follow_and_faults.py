@@ -64,3 +64,20 @@ def _real_results(case, action):
     _, _, _, _, info = env.step(action)
     n = len(json.loads(action)["tool_calls"])
     return [m["content"] for m in info["messages"] if m["role"] == "tool"][-n:]
+
+
+def test_under_a_denial_saying_so_honestly_passes_and_stating_remembered_facts_fails():
+    # The denied call is the turn's first, get_product: the specs asked for come from it.
+    case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied" and c.kind == "specs"
+                and c.language == "en" and any(ch.isdigit() for ch in "".join(c.must)))
+    env, obs, info = _start(case)
+    honest, _ = run_turn(case, env, obs, info, ScriptedAvatar())
+    assert honest.verdict["accuracy"] == 1 and honest.verdict["effectiveness"] == 0.5 and honest.verdict["pass"]
+
+    def remembers(obs, info, inner=ScriptedAvatar()):
+        action = inner(obs, info)
+        return action if action.startswith("{") else f"@{case.question.asker} " + ", ".join(case.must) + "!"
+
+    env, obs, info = _start(case)
+    guess, _ = run_turn(case, env, obs, info, remembers)
+    assert guess.verdict["accuracy"] == 0 and not guess.verdict["pass"]

@@ -48,7 +48,7 @@ def scripted(limit: int | None) -> dict:
             "cases_per_second": round(len(records) / wall, 1)}
 
 
-def llm(latency: float, concurrency: int, limit: int, responder: str) -> dict:
+def llm(latency: float, concurrency: int, limit: int, responder: str, direct: bool = False) -> dict:
     from liveroom_sim.evals.cases import SUITES
     from liveroom_sim.evals.runner import EvalConfig, run_eval
     from liveroom_sim.rollout.policy_spec import PolicySpec
@@ -65,7 +65,7 @@ def llm(latency: float, concurrency: int, limit: int, responder: str) -> dict:
             except OSError:
                 time.sleep(0.1)
         policy = PolicySpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0,
-                            timeout_s=60)
+                            timeout_s=60, direct=direct)
         with tempfile.TemporaryDirectory() as tmp:
             config = EvalConfig(SUITES, policy, Path(tmp), concurrency=concurrency, limit=limit)
             started = time.perf_counter()
@@ -80,7 +80,7 @@ def llm(latency: float, concurrency: int, limit: int, responder: str) -> dict:
     per_case = calls / max(1, len(records))
     ideal = concurrency / (per_case * latency) if per_case else 0.0
     rate = len(records) / wall
-    return {"policy": f"openai ({responder} responder)", "latency_s": latency, "concurrency": concurrency,
+    return {"policy": f"openai ({responder} responder)", "client": "direct" if direct else "openai", "latency_s": latency, "concurrency": concurrency,
             "cases": len(records), "errored": errored, "calls": calls, "calls_per_case": round(per_case, 2),
             "wall_s": round(wall, 2), "cases_per_second": round(rate, 1), "ideal_cases_per_second": round(ideal, 1),
             "share_of_ideal": round(rate / ideal, 3) if ideal else None}
@@ -95,6 +95,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--llm-limit", type=int, default=200, help="llm: cases per suite")
     ap.add_argument("--responder", default="scripted-avatar")
+    ap.add_argument("--direct", action="store_true", help="llm: the lean direct client (Endpoint(direct=True))")
     args = ap.parse_args()
     for _ in range(args.repeat):
         if args.which in ("scripted", "both"):
@@ -102,7 +103,8 @@ def main() -> None:
             print(json.dumps({"scripted": scripted(args.limit)}), flush=True)
         if args.which in ("llm", "both"):
             say(f"llm: {args.llm_limit} cases per suite, {args.concurrency} in flight, {args.latency * 1000:.0f} ms a call")
-            print(json.dumps({"llm": llm(args.latency, args.concurrency, args.llm_limit, args.responder)}), flush=True)
+            print(json.dumps({"llm": llm(args.latency, args.concurrency, args.llm_limit, args.responder,
+                                               args.direct)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ reordered, reformatted, tools reordered, descriptions rewritten) and perturbed n
 limits (drawn anew within the ranges the business allows): :data:`PERTURBATIONS`.
 
 ``follow``: questions under a harness whose interaction constraints were drawn anew
-(``vary_constraints``), each with the verifiable instructions in force at that moment
+(``vary_constraints``), at the opening of the stream and after the rule update mid-stream
+(:data:`FOLLOW_STAGES`), each with the verifiable
+instructions in force at that moment
 (:mod:`liveroom_sim.evals.follow`): length, mention, opening and closing, language, the
 disclosures owed for what is asked about, the slogan when owed, topics to avoid, and the
 rules (updated mid-stream or not).
@@ -71,11 +73,26 @@ def checks_for(moment: Moment, msg) -> tuple[Check, ...]:
     return tuple(out)
 
 
+def _rules_updated(moment: Moment) -> bool:
+    room = moment.room
+    return any(isinstance(e, ev.RuleUpdate) and e.at <= room.clock for e in room.world.campaign.events)
+
+
+#: The follow suite's stages of the stream: (name, share of the suite, the moment's
+#: condition, longest prefix). The rule update fires about two minutes in (some 70
+#: steps of the reference host). The directive naming topics to avoid comes about twelve
+#: minutes in (some 420 steps): a question waiting alone is rare that late, and finding
+#: 30 such cases took six minutes, so this release has no such stage (the check exists).
+FOLLOW_STAGES = (("opening", 5 / 6, None, g.MAX_PREFIX), ("rules_updated", 1 / 6, _rules_updated, 200))
+
+
 def follow(target: int) -> list[Case]:
     out = []
     for language in g.LANGUAGES:
-        for moment, msg, seed in g.balanced_cases("follow", language, target // len(g.LANGUAGES),
-                                                  operators=("vary_constraints",)):
-            out.append(g.case_from(moment, msg, "follow", language, seed, ("vary_constraints",),
-                                   checks=checks_for(moment, msg)))
+        for i, (_, share, when, longest) in enumerate(FOLLOW_STAGES):
+            n = round(target * share / len(g.LANGUAGES))
+            for moment, msg, seed in g.balanced_cases("follow", language, n, operators=("vary_constraints",),
+                                                      seed_shift=100_000 * i, when=when, max_prefix=longest):
+                out.append(g.case_from(moment, msg, "follow", language, seed, ("vary_constraints",),
+                                       checks=checks_for(moment, msg)))
     return out

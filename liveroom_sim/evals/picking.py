@@ -33,18 +33,24 @@ def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operato
 
 
 def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 3000, operators=(),
-                     kinds: tuple[str, ...] = KINDS, seed_shift: int = 0, mix: dict | None = None):
+                     kinds: tuple[str, ...] = KINDS, seed_shift: int = 0, mix: dict | None = None,
+                     when=None, max_prefix: int = MAX_PREFIX):
     """``(moment, message, seed)`` picks balanced over ask kinds: each kind gets an equal
     share of ``target``, the kind most behind first; kinds that stay rare within
-    ``max_seeds`` seeds leave their share to the others."""
+    ``max_seeds`` seeds leave their share to the others. ``when(moment)``, if given, must
+    hold of a moment (a directive in force, say; such late moments are few, so they are
+    taken as they come, unbalanced), and prefixes may then be up to ``max_prefix`` steps
+    long."""
     share = -(-target // len(kinds))
     taken: dict[str, int] = defaultdict(int)
     total, policy = 0, ScriptedAvatar()
     for n, seed in enumerate(seeds(suite, language, max_seeds, seed_shift)):
         picked: set[int] = set()
         # Past half the seeds, the common kinds may fill the shares the rare ones leave.
-        cap = share if n < max_seeds // 2 else target
-        for moment in play_moments(LANGUAGES[language], seed, operators, policy, MAX_PREFIX, mix):
+        cap = share if n < max_seeds // 2 and when is None else target
+        for moment in play_moments(LANGUAGES[language], seed, operators, policy, max_prefix, mix):
+            if when is not None and not when(moment):
+                continue
             found = [m for m in moment.candidates() if m.mid not in picked and kind_of(m) in kinds]
             if not found:
                 continue
@@ -72,15 +78,15 @@ def injector_mix(env_id: str) -> dict[str, float]:
 
 
 def balanced_cases(suite: str, language: str, target: int, operators=(), kinds: tuple[str, ...] = KINDS,
-                   seed_shift: int = 0):
+                   seed_shift: int = 0, **where):
     """:func:`balanced_moments` over ``kinds``, the ``injection`` share drawn from a room
     with more prompt injectors (:func:`injector_mix`, recorded on each such case)."""
     common = tuple(k for k in kinds if k != "injection")
     share = target // len(kinds) if "injection" in kinds else 0
     yield from balanced_moments(suite, language, target - share, operators=operators, kinds=common,
-                                seed_shift=seed_shift)
+                                seed_shift=seed_shift, **where)
     if share:
         yield from balanced_moments(suite, language, share, operators=operators, kinds=("injection",),
-                                    seed_shift=seed_shift + 50_000, mix=injector_mix(LANGUAGES[language]))
+                                    seed_shift=seed_shift + 50_000, mix=injector_mix(LANGUAGES[language]), **where)
 
 

@@ -4,7 +4,8 @@
 self-contained HTML report of rollouts or a training run; ``liveroom rewards check`` and
 ``liveroom rewards explain`` run reward regression suites; ``liveroom export-sft`` writes
 HSA-SFT data; ``liveroom latency`` measures complete-agent latency; ``liveroom rollout``
-plays GRPO groups on any backend; ``liveroom train`` runs GRPO.
+plays GRPO groups on any backend; ``liveroom train`` runs GRPO; ``liveroom eval`` runs a
+policy on the frozen evaluation suites and ``liveroom eval-suites`` generates them.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def build_parser() -> Parser:
     else:
         add_rewards_parser(sub)
     add_audit_parser(sub)
+    from liveroom_sim.cli.eval import add_eval_parsers
+
+    add_eval_parsers(sub, llm_options)
     return parser
 
 

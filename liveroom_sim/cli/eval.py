@@ -1,0 +1,117 @@
+"""``liveroom eval`` (run a policy on the frozen suites) and ``liveroom eval-suites``
+(generate them). See ``docs/eval.md``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from liveroom_sim.cli.common import EXIT_ENDPOINT, check_endpoint, fail, int_at_least, policy_spec
+
+
+def _suites(text: str) -> tuple[str, ...]:
+    import argparse
+
+    from liveroom_sim.errors import did_you_mean
+    from liveroom_sim.evals.cases import SUITES
+
+    names = tuple(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+    for n in names:
+        if n not in SUITES:
+            raise argparse.ArgumentTypeError(f"unknown suite {n!r}{did_you_mean(n, SUITES)}; expected some of "
+                                             f"{','.join(SUITES)}")
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one suite")
+    return names
+
+
+def add_eval_parsers(sub, llm_options) -> None:
+    ev = sub.add_parser("eval", help="run a policy on the frozen evaluation suites (lsqa, hvqa, robust, follow)",
+                        description="Run each case's complete turn (tool calls included, within the harness's turn "
+                                    "limit) and score accuracy, effectiveness, compliance violations, tool rationality, "
+                                    "latency and tokens; write OUT/results.json and OUT/summary.md.")
+    ev.add_argument("--suite", type=_suites, default="lsqa,hvqa,robust,follow", help="comma-separated suites")
+    ev.add_argument("--policy", default=None, help="scripted, naive, openai, a checkpoint path, or the eval baseline "
+                                                     "memorising (default: scripted, or openai when --base-url/--model "
+                                                     "are given)")
+    llm_options(ev)
+    ev.add_argument("--concurrency", type=int_at_least(1), default=8, help="cases in flight at once (LLM policies)")
+    ev.add_argument("--samples", type=int_at_least(1), default=1, help="samples per case (pass@1 and pass^k)")
+    ev.add_argument("--limit", type=int_at_least(1), default=None, help="at most this many cases per suite")
+    ev.add_argument("--out", default="eval-out", help="folder for cases.jsonl, results.json and summary.md")
+    ev.add_argument("--resume", action="store_true", help="go on from OUT/cases.jsonl (same settings)")
+    ev.add_argument("--judge-model", action="append", default=None,
+                    help="also grade with the LLM judge (repeat for up to three models that vote)")
+    ev.add_argument("--judge-base-url", default=None, help="the judges' endpoint (default: --base-url)")
+    ev.add_argument("--suites-dir", default=None, help="suite files to use instead of the package's")
+    ev.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM call before the case fails")
+    ev.set_defaults(func=run_eval_command)
+
+    gen = sub.add_parser("eval-suites", help="generate the frozen evaluation suites from the specs",
+                         description="Play the reference host on held-out seeds and write the four suites "
+                                     "(gzip JSON lines) and their MANIFEST.json; deterministic.")
+    gen.add_argument("--out", default=None, help="folder to write (default: the package's suites folder)")
+    gen.add_argument("--suite", type=_suites, default="lsqa,hvqa,robust,follow", help="comma-separated suites")
+    gen.add_argument("--lsqa", type=int_at_least(10), default=None, help="lsqa cases (hvqa gets one twin each)")
+    gen.add_argument("--robust", type=int_at_least(10), default=None, help="robust cases")
+    gen.add_argument("--follow", type=int_at_least(10), default=None, help="follow cases")
+    gen.set_defaults(func=run_generate)
+
+
+def run_generate(args) -> int:
+    from liveroom_sim.evals.generate import generate
+
+    counts = {k: getattr(args, k) for k in ("lsqa", "robust", "follow") if getattr(args, k)}
+    start = time.perf_counter()
+    manifest = generate(Path(args.out) if args.out else None, args.suite, counts,
+                        progress=lambda m: print(m, file=sys.stderr))
+    for suite in args.suite:
+        m = manifest[suite]
+        print(f"{suite}: {m['count']} cases, {m['bytes'] / 1024:.0f} KiB, sha256 {m['sha256'][:16]}")
+    print(f"generated in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def run_eval_command(args) -> int:
+    from liveroom_sim.evals.cases import SuiteError
+    from liveroom_sim.evals.runner import EvalConfig, run_eval
+    from liveroom_sim.evals.summary import markdown, summarize, write_outputs
+    from liveroom_sim.llm.client import Endpoint
+
+    from liveroom_sim.evals.baselines import BASELINES, BaselineSpec
+
+    try:
+        spec = BaselineSpec(args.policy) if args.policy in BASELINES else policy_spec(args)
+    except ValueError as exc:
+        return fail("eval", str(exc))
+    if spec.kind == "openai":
+        spec = spec.model_copy(update={"timeout_s": args.timeout, "max_retries": 1})
+        problem = check_endpoint(args)
+        if problem:
+            return fail("eval", problem, EXIT_ENDPOINT)
+    judges = [Endpoint(m, args.judge_base_url or args.base_url, timeout_s=args.timeout) for m in args.judge_model or ()]
+    if len(judges) > 3:
+        return fail("eval", f"the judge votes with 1 to 3 models, got {len(judges)}")
+    config = EvalConfig(args.suite, spec, Path(args.out), args.samples, args.concurrency, args.limit, args.resume,
+                        judges, Path(args.suites_dir) if args.suites_dir else None)
+    start = time.perf_counter()
+    last = [0.0]
+
+    def progress(n, total):
+        now = time.perf_counter()
+        if sys.stderr.isatty() and (now - last[0] > 0.5 or n == total):
+            last[0] = now
+            print(f"\r{n}/{total} cases", end="" if n < total else "\n", file=sys.stderr)
+
+    try:
+        headers, records = run_eval(config, progress)
+    except (SuiteError, ValueError) as exc:
+        return fail("eval", str(exc))
+    summary = summarize(records, headers, config.settings(headers))
+    summary["seconds"] = round(time.perf_counter() - start, 2)
+    write_outputs(config.out, records, summary)
+    print(markdown(summary), end="")
+    print(f"{len(records)} cases in {summary['seconds']:.1f} s; wrote {config.out / 'results.json'} and "
+          f"{config.out / 'summary.md'}")
+    return 0

@@ -1,0 +1,83 @@
+"""The follow suite's instruction checks and the robust suite's pinned tool faults."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from liveroom_sim.evals.cases import load_suite
+from liveroom_sim.evals.follow import check_all
+from liveroom_sim.evals.replay import Snapshot
+from liveroom_sim.evals.faults import pin_fault
+from liveroom_sim.evals.turn import AgentTurn, run_turn
+from liveroom_sim.policies.scripted import ScriptedAvatar
+
+
+def _start(case):
+    snap = Snapshot.of(case)
+    return snap.fork(1)[0]
+
+
+def test_a_reply_without_the_required_sign_off_fails_that_instruction():
+    case = next(c for c in load_suite("follow")[1] if any(k.name == "sign_off" for k in c.checks))
+    env, obs, info = _start(case)
+    sample, turn = run_turn(case, env, obs, info, ScriptedAvatar())
+    assert check_all(case, turn.ctx)["sign_off"]
+    sign_off = turn.room.harness.constraints.sign_off
+
+    def drops_it(obs, info, inner=ScriptedAvatar()):
+        action = inner(obs, info)
+        return action if action.startswith("{") else action.replace(sign_off, "").strip()
+
+    env, obs, info = _start(case)
+    _, turn = run_turn(case, env, obs, info, drops_it)
+    assert check_all(case, turn.ctx)["sign_off"] is False
+
+
+def test_no_reply_meets_no_instruction():
+    case = load_suite("follow")[1][0]
+    assert not any(check_all(case, None).values())
+
+
+@pytest.mark.parametrize("kind", ["timeout", "malformed", "truncated", "denied"])
+def test_the_pinned_fault_hits_the_turns_first_call_and_only_a_denial_outlasts_a_retry(kind):
+    case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == kind)
+    env, obs, info = _start(case)
+    pin_fault(case, env)
+    turn = AgentTurn(case, env, obs, info)
+    action = ScriptedAvatar()(obs, info)
+    assert action.startswith("{")
+    n = len(json.loads(action)["tool_calls"])
+    real = _real_results(case, action)
+    turn.feed(action, 0.0)
+    first = [m["content"] for m in turn.info["messages"] if m["role"] == "tool"][-n:]
+    assert first[0] != real[0] and first[1:] == real[1:]  # the first call only
+    assert any(f"{kind} fault" in e for e in turn.sample.tool_errors)
+    turn.feed(action, 0.0)  # the same calls again
+    again = [m["content"] for m in turn.info["messages"] if m["role"] == "tool"][-n:]
+    assert (again[0] == real[0]) is (kind != "denied")
+
+
+def _real_results(case, action):
+    env, obs, info = _start(case)
+    _, _, _, _, info = env.step(action)
+    n = len(json.loads(action)["tool_calls"])
+    return [m["content"] for m in info["messages"] if m["role"] == "tool"][-n:]
+
+
+def test_under_a_denial_saying_so_honestly_passes_and_stating_remembered_facts_fails():
+    # The denied call is the turn's first, get_product: the specs asked for come from it.
+    case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied" and c.kind == "specs"
+                and c.language == "en" and any(ch.isdigit() for ch in "".join(c.must)))
+    env, obs, info = _start(case)
+    honest, _ = run_turn(case, env, obs, info, ScriptedAvatar())
+    assert honest.verdict["accuracy"] == 1 and honest.verdict["effectiveness"] == 0.5 and honest.verdict["pass"]
+
+    def remembers(obs, info, inner=ScriptedAvatar()):
+        action = inner(obs, info)
+        return action if action.startswith("{") else f"@{case.question.asker} " + ", ".join(case.must) + "!"
+
+    env, obs, info = _start(case)
+    guess, _ = run_turn(case, env, obs, info, remembers)
+    assert guess.verdict["accuracy"] == 0 and not guess.verdict["pass"]

@@ -322,3 +322,18 @@ def test_determinism_across_processes_and_hash_seeds():
 def test_package_exports():
     assert liveroom_sim.__version__
     assert set(liveroom_sim.register_envs()) >= set(REGISTERED)
+
+
+@pytest.mark.parametrize("env_id", sorted(k for k in gym.registry if k.startswith("LiveRoom")))
+def test_a_room_mid_episode_pickles_and_the_copy_plays_on_the_same(env_id):
+    # Ray workers and the eval's case forks copy rooms by pickling them.
+    import pickle
+
+    env = gym.make(env_id).unwrapped
+    policy = ScriptedAvatar()
+    obs, info = env.reset(seed=3)
+    for _ in range(8):
+        obs, *_, info = env.step(policy(obs, info))
+    copy = pickle.loads(pickle.dumps(env))
+    a, b = env.step(policy(obs, info)), copy.step(ScriptedAvatar()(obs, info))
+    assert a[0] == b[0] and a[1] == b[1] and a[4]["reward_breakdown"] == b[4]["reward_breakdown"]

@@ -11,6 +11,15 @@ from liveroom_sim.rewards.skills import reasoning_length, skill_selection
 from liveroom_sim.rewards.tooluse import outcome, tool_rationality
 from liveroom_sim.spec import RewardConfig
 
+_ZERO = Score(0.0)
+
+
+def _no_outcome(ctx) -> Score:
+    """A turn's own outcome score: 0 (the room charges what a step lost when it settles).
+    A named function, not a lambda: the model (and so an env) must pickle."""
+    return _ZERO
+
+
 COMPONENT_FUNCTIONS = {
     "factuality": factuality,
     "compliance": compliance,
@@ -18,7 +27,7 @@ COMPONENT_FUNCTIONS = {
     "strategy": strategy,
     "harness": harness_following,
     "tools": tool_rationality,
-    "outcome": lambda ctx, _zero=Score(0.0): _zero,  # charged by the room for what a step lost (settle)
+    "outcome": _no_outcome,  # charged by the room for what a step lost (settle)
     "skills": skill_selection,  # optional components: only in specs that weight them
     "reasoning": reasoning_length,
 }

@@ -91,7 +91,8 @@ def test_input_check_that_blocks_withholds_the_message_text(tmp_path):
     updates = [update(i) for i in _episode(env, ScriptedAvatar(), seed=1)]
     assert any("[withheld by the input check]" in u for u in updates)
     cues = phrasebook("zh").cues["inject"]
-    chat = [line for u in updates for line in u.splitlines()[1:] if not line.startswith("[hook]")]
+    # What viewers said (a handle such as 超级管理员 is a name, not an instruction).
+    chat = [line.split(": ", 1)[-1] for u in updates for line in u.splitlines()[1:] if not line.startswith("[hook]")]
     assert not any(c in line.lower() for line in chat for c in cues)  # no instruction reaches the host
 
 

@@ -6,8 +6,9 @@ Checks: ``max_chars`` (the length limit in force, a stricter style directive's i
 ``sign_off`` (the harness's required opening and closing), ``language`` (the room's
 language), ``disclosure`` (every disclosure the rules require for what the reply is about),
 ``slogan`` (the slogan in force, when it is owed), ``avoid_topics`` (none of the topics
-the directive says to avoid) and ``rules`` (no violation of the rules in force, updates
-mid-stream included).
+the directive says to avoid), ``rules`` (no violation of the rules in force, updates
+mid-stream included) and ``skills`` (under a harness with skills on demand: the skills
+the situation requires, a reply skill among them, were loaded before the reply).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import re
 from liveroom_sim.evals.cases import Case
 from liveroom_sim.rewards.analysis import addresses
 from liveroom_sim.rewards.conduct import says_slogan
+from liveroom_sim.rewards.skills import loaded_skills, required_skills
 from liveroom_sim.evals.grade import compliance_violations
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
-CHECKS = ("max_chars", "mention", "greeting", "sign_off", "language", "disclosure", "slogan", "avoid_topics", "rules")
+CHECKS = ("max_chars", "mention", "greeting", "sign_off", "language", "disclosure", "slogan", "avoid_topics", "rules",
+          "skills")
 
 
 def _language_ok(reply: str, language: str) -> bool:
@@ -53,6 +56,9 @@ def check(name: str, value, ctx) -> bool:
         return not any(t.lower() in ctx.analysis.norm for t in ctx.market.style.avoid_topics)
     if name == "rules":
         return not compliance_violations(ctx)
+    if name == "skills":
+        loaded = {s.name for s in loaded_skills(ctx) or ()}
+        return all(loaded & names for _, names in required_skills(ctx))
     raise ValueError(f"unknown check {name!r}; expected one of {', '.join(CHECKS)}")
 
 

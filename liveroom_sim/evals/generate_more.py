@@ -12,7 +12,8 @@ limits (drawn anew within the ranges the business allows): :data:`PERTURBATIONS`
 instructions in force at that moment
 (:mod:`liveroom_sim.evals.follow`): length, mention, opening and closing, language, the
 disclosures owed for what is asked about, the slogan when owed, topics to avoid, and the
-rules (updated mid-stream or not).
+rules (updated mid-stream or not); and, in the paper's room (:data:`SKILLS_ENV`, skills on
+demand), the skills to load.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def checks_for(moment: Moment, msg) -> tuple[Check, ...]:
         out.append(Check(name="avoid_topics"))
     updated = any(isinstance(e, ev.RuleUpdate) and e.at <= room.clock for e in room.world.campaign.events)
     out.append(Check(name="rules", value="updated" if updated else "opening"))
+    if room.harness.skills_on_demand:
+        out.append(Check(name="skills"))
     return tuple(out)
 
 
@@ -86,6 +89,11 @@ def _rules_updated(moment: Moment) -> bool:
 FOLLOW_STAGES = (("opening", 5 / 6, None, g.MAX_PREFIX), ("rules_updated", 1 / 6, _rules_updated, 200))
 
 
+#: Skills to load: follow cases in the paper's room (skills on demand; zh), beyond the
+#: ``target`` of the two languages' own rooms.
+SKILLS_ENV, SKILLS_CASES = "LiveRoom-TaoLive-v0", 80
+
+
 def follow(target: int) -> list[Case]:
     out = []
     for language in g.LANGUAGES:
@@ -95,4 +103,8 @@ def follow(target: int) -> list[Case]:
                                                       seed_shift=100_000 * i, when=when, max_prefix=longest):
                 out.append(g.case_from(moment, msg, "follow", language, seed, ("vary_constraints",),
                                        checks=checks_for(moment, msg)))
+    for moment, msg, seed in g.balanced_cases("follow", "zh", SKILLS_CASES, operators=("vary_constraints",),
+                                              seed_shift=300_000, env=SKILLS_ENV):
+        out.append(g.case_from(moment, msg, "follow", "zh", seed, ("vary_constraints",), env=SKILLS_ENV,
+                               checks=checks_for(moment, msg)))
     return out

@@ -25,8 +25,9 @@ def seeds(suite: str, language: str, count: int, shift: int = 0):
     return range(base, base + count)
 
 
-def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operators=(), **extra) -> Case:
-    return Case(id=f"{suite}-{language}-{seed}-{moment.step}-{msg.mid}", suite=suite, env=LANGUAGES[language],
+def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operators=(), env: str | None = None,
+              **extra) -> Case:
+    return Case(id=f"{suite}-{language}-{seed}-{moment.step}-{msg.mid}", suite=suite, env=env or LANGUAGES[language],
                 language=language, seed=seed, operators=tuple(operators), mix=moment.mix, prefix=moment.prefix,
                 digest=moment.digest(), kind=kind_of(msg), question=moment.question(msg), must=moment.truth(msg),
                 must_not=moment.must_not(msg), market=moment.market_view(msg), **extra)
@@ -34,13 +35,13 @@ def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operato
 
 def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 3000, operators=(),
                      kinds: tuple[str, ...] = KINDS, seed_shift: int = 0, mix: dict | None = None,
-                     when=None, max_prefix: int = MAX_PREFIX):
+                     when=None, max_prefix: int = MAX_PREFIX, env: str | None = None):
     """``(moment, message, seed)`` picks balanced over ask kinds: each kind gets an equal
     share of ``target``, the kind most behind first; kinds that stay rare within
     ``max_seeds`` seeds leave their share to the others. ``when(moment)``, if given, must
     hold of a moment (a directive in force, say; such late moments are few, so they are
     taken as they come, unbalanced), and prefixes may then be up to ``max_prefix`` steps
-    long."""
+    long. ``env``: the spec to play (default: the language's own, :data:`LANGUAGES`)."""
     share = -(-target // len(kinds))
     taken: dict[str, int] = defaultdict(int)
     total, policy = 0, ScriptedAvatar()
@@ -48,7 +49,7 @@ def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 30
         picked: set[int] = set()
         # Past half the seeds, the common kinds may fill the shares the rare ones leave.
         cap = share if n < max_seeds // 2 and when is None else target
-        for moment in play_moments(LANGUAGES[language], seed, operators, policy, max_prefix, mix):
+        for moment in play_moments(env or LANGUAGES[language], seed, operators, policy, max_prefix, mix):
             if when is not None and not when(moment):
                 continue
             found = [m for m in moment.candidates() if m.mid not in picked and kind_of(m) in kinds]
@@ -87,6 +88,7 @@ def balanced_cases(suite: str, language: str, target: int, operators=(), kinds: 
                                 seed_shift=seed_shift, **where)
     if share:
         yield from balanced_moments(suite, language, share, operators=operators, kinds=("injection",),
-                                    seed_shift=seed_shift + 50_000, mix=injector_mix(LANGUAGES[language]), **where)
+                                    seed_shift=seed_shift + 50_000,
+                                    mix=injector_mix(where.get("env") or LANGUAGES[language]), **where)
 
 

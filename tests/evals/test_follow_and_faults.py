@@ -35,6 +35,29 @@ def test_a_reply_without_the_required_sign_off_fails_that_instruction():
     assert check_all(case, turn.ctx)["sign_off"] is False
 
 
+def test_skills_to_load_are_an_instruction_of_the_papers_room():
+    cases = [c for c in load_suite("follow")[1] if any(k.name == "skills" for k in c.checks)]
+    assert len(cases) >= 50 and {c.env for c in cases} == {"LiveRoom-TaoLive-v0"}
+    met = []
+    for case in cases[:6]:
+        env, obs, info = _start(case)
+        _, turn = run_turn(case, env, obs, info, ScriptedAvatar())
+        met.append(check_all(case, turn.ctx)["skills"])
+
+        def no_skills(obs, info, inner=ScriptedAvatar()):  # the same host, its skill loads dropped
+            action = inner(obs, info)
+            if not action.startswith("{"):
+                return action
+            data = json.loads(action)
+            data["tool_calls"] = [c for c in data["tool_calls"] if not c["id"].startswith("skill_")]
+            return json.dumps(data, ensure_ascii=False) if data["tool_calls"] else "@x"
+
+        env, obs, info = _start(case)
+        _, turn = run_turn(case, env, obs, info, no_skills)
+        assert turn.ctx is None or check_all(case, turn.ctx)["skills"] is False
+    assert sum(met) >= 5
+
+
 def test_no_reply_meets_no_instruction():
     case = load_suite("follow")[1][0]
     assert not any(check_all(case, None).values())

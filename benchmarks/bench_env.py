@@ -28,8 +28,8 @@ def say(message: str) -> None:
     print(f"[{Path(__file__).stem}] {message}", file=sys.stderr, flush=True)
 
 
-def record(env_id: str, seed: int) -> list[str]:
-    env = gym.make(env_id).unwrapped
+def record(env, seed: int) -> list[str]:
+    """The scripted avatar's actions for one episode of ``env`` (replayed when timed)."""
     policy = ScriptedAvatar()
     obs, info = env.reset(seed=seed)
     actions = []
@@ -42,7 +42,7 @@ def record(env_id: str, seed: int) -> list[str]:
 
 def steps_per_second(env_id: str, episodes: int, repeats: int) -> dict:
     say(f"recording {episodes} scripted episodes of {env_id}")
-    plans = [(seed, record(env_id, seed)) for seed in range(episodes)]
+    plans = [(seed, record(gym.make(env_id).unwrapped, seed)) for seed in range(episodes)]
     env = gym.make(env_id).unwrapped
     steps = sum(len(actions) for _, actions in plans)
     rates = []

@@ -16,22 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench_rollout import serving
+
 
 def say(message: str) -> None:
     print(f"[{Path(__file__).stem}] {message}", file=sys.stderr, flush=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scripted(limit: int | None) -> dict:
@@ -53,27 +47,14 @@ def llm(latency: float, concurrency: int, limit: int, responder: str, direct: bo
     from liveroom_sim.evals.runner import EvalConfig, run_eval
     from liveroom_sim.rollout.policy_spec import PolicySpec
 
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "liveroom_sim.testing.openai_server", "--port", str(port),
-                               "--latency", str(latency), "--responder", responder],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        policy = PolicySpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0,
+    with serving(latency, responder) as base_url:
+        policy = PolicySpec(kind="openai", model="m", base_url=base_url, max_retries=0,
                             timeout_s=60, direct=direct)
         with tempfile.TemporaryDirectory() as tmp:
             config = EvalConfig(SUITES, policy, Path(tmp), concurrency=concurrency, limit=limit)
             started = time.perf_counter()
             _, records = run_eval(config)
             wall = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait()
     samples = [s for r in records for s in r["samples"]]
     calls = sum(s.get("calls", 0) for s in samples)
     errored = sum(1 for r in records if r.get("error_kind") or any(s.get("error_kind") for s in r["samples"]))

@@ -14,6 +14,7 @@ Run: ``python benchmarks/bench_rollout.py [llm|ray|both]``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -38,13 +39,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripted-avatar", backend: str = "async",
-        workers: int = 1, direct: bool = False) -> dict:
-    from liveroom_sim.rollout.policy_spec import PolicySpec
-    from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
-
-    say(f"llm: {episodes} episodes, {in_flight} in flight, {latency * 1000:.0f} ms per call, "
-        f"{'direct' if direct else 'openai'} client, backend {backend}")
+@contextlib.contextmanager
+def serving(latency: float, responder: str):
+    """The local test server in a process of its own (so it shares no interpreter with
+    the client), answering each call ``latency`` seconds after it arrives; yields its
+    base URL and stops it on exit."""
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "liveroom_sim.testing.openai_server", "--port", str(port),
                                "--latency", str(latency), "--responder", responder],
@@ -56,7 +55,21 @@ def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripte
                 break
             except OSError:
                 time.sleep(0.1)
-        policy = PolicySpec(kind="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout_s=60,
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripted-avatar", backend: str = "async",
+        workers: int = 1, direct: bool = False) -> dict:
+    from liveroom_sim.rollout.policy_spec import PolicySpec
+    from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
+
+    say(f"llm: {episodes} episodes, {in_flight} in flight, {latency * 1000:.0f} ms per call, "
+        f"{'direct' if direct else 'openai'} client, backend {backend}")
+    with serving(latency, responder) as base_url:
+        policy = PolicySpec(kind="openai", model="m", base_url=base_url, max_retries=0, timeout_s=60,
                             direct=direct)
         with tempfile.TemporaryDirectory() as tmp:
             config = RolloutConfig(env=TINY, policy=policy, episodes=episodes, out=Path(tmp) / "r.jsonl",
@@ -67,9 +80,6 @@ def llm(latency: float, in_flight: int, episodes: int, responder: str = "scripte
             wall = time.perf_counter() - started
             with open(Path(tmp) / "r.jsonl") as f:
                 rows = [json.loads(line) for line in f]
-    finally:
-        server.terminate()
-        server.wait()
     calls = sum(r["accounting"].get("calls", 0) for r in rows)
     ideal = in_flight / latency
     return {"client": "direct" if direct else "openai", "backend": backend, "workers": workers, "responder": responder, "latency_s": latency, "in_flight": in_flight, "episodes": report["episodes"], "errors": report["errors"],

@@ -67,21 +67,11 @@ from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.spec import load_spec
 from liveroom_sim.world.paths import ENVS_DIR
 
+from bench_env import record
+
 
 def say(message: str) -> None:
     print(f"[{Path(__file__).stem}] {message}", file=sys.stderr, flush=True)
-
-
-def record(env: LiveRoomEnv, seed: int) -> list[str]:
-    """The scripted avatar's actions for one episode of ``env``."""
-    policy = ScriptedAvatar()
-    obs, info = env.reset(seed=seed)
-    actions = []
-    while True:
-        actions.append(policy(obs, info))
-        obs, _, term, trunc, info = env.step(actions[-1])
-        if term or trunc:
-            return actions
 
 
 def windows(n: int) -> list[tuple[int, int]]:

@@ -10,6 +10,7 @@ import pytest
 
 from liveroom_sim.env import LiveRoomEnv
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from room_helpers import waiting_price_question
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny-v0.yaml"
 FILLER = "Welcome to Tiny Test Live, grab a seat and say hi! " * 4  # ~4 s of simulated talk
@@ -96,24 +97,8 @@ def test_harness_change_renames_the_price_tool(env):
 
 
 # --------------------------------------------------------------------- answering
-def _waiting_price_question(env, seeds=range(20)):
-    """Reset until a present viewer's oldest waiting message asks a price; returns (info, message)."""
-    for seed in seeds:
-        _, info = env.reset(seed=seed)
-        for _ in range(8):
-            *_, info = env.step("Hi everyone!")
-            oldest = {}
-            for m in env.room.crowd.pending:
-                if m.viewer.present:
-                    oldest.setdefault(m.viewer.name, m)
-            asks = [m for m in oldest.values() if m.intent == "price"]
-            if asks:
-                return info, asks[0]
-    raise AssertionError("no waiting price question in 20 seeds")
-
-
 def test_a_correct_addressed_answer_marks_the_question_answered(env):
-    info, question = _waiting_price_question(env)
+    info, question = waiting_price_question(env)
     name, product = question.viewer.name, env.room.market.catalog.by_id[question.product]
     def waiting_lines(update: str) -> list[str]:
         return update.split("waiting for an answer:")[1].splitlines() if "waiting for an answer:" in update else []
@@ -137,7 +122,7 @@ def test_a_correct_addressed_answer_marks_the_question_answered(env):
 
 
 def test_a_wrong_price_does_not_answer_the_question(env):
-    info, question = _waiting_price_question(env)
+    info, question = waiting_price_question(env)
     name, product = question.viewer.name, env.room.market.catalog.by_id[question.product]
     answered_before = info["metrics"]["questions_answered"]
     _, _, _, _, info = env.step(f"@{name} {product.name} is $999.00 right now.")
@@ -227,7 +212,7 @@ def test_ignored_questions_are_counted_and_viewers_leave(env):
 
 # --------------------------------------------------------------------- hooks
 def test_banned_phrase_reply_is_blocked_and_retried(env):
-    info, question = _waiting_price_question(env)
+    info, question = waiting_price_question(env)
     name, product = question.viewer.name, env.room.market.catalog.by_id[question.product]
     before = info["metrics"]
     price = env.room.market.price(product.id)

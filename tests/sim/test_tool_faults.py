@@ -12,6 +12,7 @@ import pytest
 from liveroom_sim.env import LiveRoomEnv
 from liveroom_sim.errors import SpecError
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from room_helpers import waiting_price_question as waiting_question
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny" / "tiny-v0.yaml"
 RATES = {"timeout": 0.2, "malformed": 0.1, "truncated": 0.1, "denied": 0.1}
@@ -29,21 +30,10 @@ def faulty_spec(tiny_dir: Path, rates=RATES, timeout_s: float = 3.0) -> Path:
     return path
 
 
-def waiting_price_question(env, options=None, seeds=range(20)):
-    """Reset until a present viewer's oldest waiting message asks a price; returns
-    ``(info, viewer name, product)``."""
-    for seed in seeds:
-        _, info = env.reset(seed=seed, options=options)
-        for _ in range(8):
-            *_, info = env.step("Hi everyone!")
-            oldest = {}
-            for m in env.room.crowd.pending:
-                if m.viewer.present:
-                    oldest.setdefault(m.viewer.name, m)
-            asks = [m for m in oldest.values() if m.intent == "price"]
-            if asks:
-                return info, asks[0].viewer.name, env.room.market.catalog.by_id[asks[0].product]
-    raise AssertionError("no waiting price question in 20 seeds")
+def waiting_price_question(env, options=None):
+    """``(info, viewer name, product)`` of a price question waiting in the room."""
+    info, msg = waiting_question(env, options=options)
+    return info, msg.viewer.name, env.room.market.catalog.by_id[msg.product]
 
 
 def play(env, policy, seed, options=None):

@@ -59,42 +59,39 @@ class Analysis(NamedTuple):
 
 def analyze(ctx) -> Analysis:
     """Read ``ctx.reply`` against the market as of now (see :class:`Analysis`)."""
-    reply, market = ctx.reply, ctx.market
+    reply, market, q = ctx.reply, ctx.market, ctx.question
     norm = normalize(reply)
     # Viewer names are not claims: "@dealdiva_222" states no number, "@满减计算器" no coupon.
     fmt = ctx.harness.constraints.mention_format
+    mark = _mention_mark(fmt)
     bare = heard = norm
-    if fmt.split("{")[0] in norm:
+    if mark in norm:
         found = list(mention_pattern(fmt).finditer(norm))
         bare = _blanked(norm, [m.span() for m in found])
         # The compliance reading blanks the asker's handle alone ("@企鹅要减肥" claims no
         # slimming); any other "@name" is read as said (a policy could hide a claim in one).
-        asker = ctx.question.asker if ctx.question is not None else None
+        asker = q.asker if q is not None else None
         heard = _blanked(norm, [m.span() for m in found if m.group(1) == asker])
     reading = read(market.catalog, bare)
-    products = tuple(dict.fromkeys(pid for _, _, pid in reading.mentions))
-    q = ctx.question
+    products = tuple(dict.fromkeys([pid for _, _, pid in reading.mentions])) if reading.mentions else ()
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,
-                                 getattr(ctx, "lookups", None))
+                                 ctx.lookups)
     facts = q.facts if q else ()
-    stated = tuple(f for f in facts if _states(f, q, bare, claims))
-    said_to = mentions(reply, fmt)
+    stated = tuple([f for f in facts if _states(f, q, bare, claims)]) if facts else ()
+    # (every mention holds the format's text before the name: a reply without it has none)
+    said_to = mentions(reply, fmt) if mark in reply else ()
     reading = reading_of(ctx, heard)  # the compliance reading, shared with hooks
     refusal_clauses = reading.refusals
-    obeyed = obeyed_by(ctx, reading)
-    return Analysis(
-        norm=norm,
-        products=products,
-        claims=tuple(claims),
-        stated=stated,
-        missing=tuple(f for f in facts if f not in stated),
-        mentions=said_to,
-        refusal=bool(refusal_clauses),
-        refusal_clauses=tuple(refusal_clauses),
-        obeyed=obeyed,
-        addressed=q is not None and _addressed(reply, said_to, q.asker, fmt),
-        found=tuple(found),
-    )
+    return Analysis(norm, products, tuple(claims), stated,
+                    tuple([f for f in facts if f not in stated]) if facts else (),
+                    said_to, bool(refusal_clauses), obeyed_by(ctx, reading), refusal_clauses,
+                    q is not None and _addressed(reply, said_to, q.asker, fmt), tuple(found))
+
+
+@lru_cache(maxsize=64)
+def _mention_mark(mention_format: str) -> str:
+    """The text of a mention before the name ("@" of ``@{name}``)."""
+    return mention_format.split("{")[0]
 
 
 def _states(f: Fact, q, norm: str, claims) -> bool:

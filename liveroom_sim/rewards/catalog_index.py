@@ -74,16 +74,32 @@ class CatalogIndex:
         return self.name_literals.longest(norm)
 
     def terms(self, words) -> Literals:
-        """Every fact phrase of ``words`` (value ``True``), allergen and ingredient
-        (``False``), to tell in one pass whether a text may state a term claim, and
-        whether it holds a fact phrase (as plain substrings)."""
+        """Every literal that may start a term claim of ``words``, found in one pass; each
+        stands for a set of tags: ``PHRASE`` for a fact phrase as a plain substring (a
+        text holding none states no fact phrase), a ``TERM_KEYS`` key for a phrase as
+        :func:`~liveroom_sim.world.facts.occurrences` looks for it (normalised: a key none
+        of whose phrases the text holds has no occurrence), and ``VOCAB`` for an allergen
+        or ingredient (a text holding none names none). Built once per ``words`` dict
+        (the phrasebook's, which lives as long as its spec)."""
+        from liveroom_sim.world.text import normalize_phrase
+
         entry = self._terms.get(id(words))
         if entry is None or entry[0] is not words:
-            phrases = {w.lower() for key in TERM_KEYS for w in words.get(key, ()) if w}
-            vocab = set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS) - phrases
-            entry = self._terms[id(words)] = (words, Literals([*((p, True) for p in phrases),
-                                                                *((v, False) for v in vocab)]))
+            tags: dict[str, set[str]] = {}
+            for key in TERM_KEYS:
+                for w in words.get(key, ()):
+                    if w:  # (occurrences finds no empty phrase)
+                        tags.setdefault(w.lower(), set()).add(PHRASE)
+                        tags.setdefault(normalize_phrase(w), set()).add(key)
+            for v in set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS):
+                if v:
+                    tags.setdefault(v, set()).add(VOCAB)
+            entry = self._terms[id(words)] = (words, Literals((w, frozenset(t)) for w, t in tags.items()))
         return entry[1]
+
+
+#: Tags of :meth:`CatalogIndex.terms` beside the ``TERM_KEYS`` keys.
+PHRASE, VOCAB = "phrase", "vocab"
 
 
 _COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",

@@ -23,6 +23,8 @@ import re
 from typing import NamedTuple
 
 from liveroom_sim.rewards.catalog_index import (
+    PHRASE,
+    VOCAB,
     code_tokens,
     CatalogIndex,
     catalog_index,
@@ -306,13 +308,27 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     return claims
 
 
+#: The term claims of fixed phrases: phrasebook key, claim kind, and whether it holds of a
+#: product now. Longer, negative forms first, so that "not pregnancy-safe" is not also
+#: read as "pregnancy-safe".
+_TERMS = (
+    ("pregnancy_unsafe", "pregnancy", lambda p, market: not getattr(p, "pregnancy_safe", True)),
+    ("pregnancy_safe", "pregnancy", lambda p, market: bool(getattr(p, "pregnancy_safe", False))),
+    ("no_allergens", "allergen", lambda p, market: not getattr(p, "allergens", None)),
+    ("sold_out", "sold_out", lambda p, market: market.stock[p.id] == 0),
+    ("in_stock", "in_stock", lambda p, market: market.stock[p.id] > 0),
+    ("free_shipping", "free_shipping", lambda p, market: p.shipping.fee == 0),
+)
+
+
 def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:
     norm, claims = r.norm, []
     index = r.index
-    found = index.terms(words).present(norm)
-    if not found:
-        return claims  # most replies state no such fact: one scan decides
-    has_terms = True in found
+    # One scan tells which passes below can find anything (see CatalogIndex.terms):
+    # most replies state no such fact.
+    found = set().union(*index.terms(words).present(norm))
+    if PHRASE not in found and VOCAB not in found:
+        return claims
     taken: set[int] = set()  # positions already read as part of a claim
 
     def spans(key):
@@ -325,23 +341,20 @@ def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim
                     yield s, w, neg
 
     p = market.catalog.by_id
-    # Longer, negative forms first, so that "not pregnancy-safe" is not also read as "pregnancy-safe".
-    for key, truth in (("pregnancy_unsafe", lambda pid: not getattr(p[pid], "pregnancy_safe", True)),
-                       ("pregnancy_safe", lambda pid: bool(getattr(p[pid], "pregnancy_safe", False))),
-                       ("no_allergens", lambda pid: not getattr(p[pid], "allergens", None)),
-                       ("sold_out", lambda pid: market.stock[pid] == 0),
-                       ("in_stock", lambda pid: market.stock[pid] > 0),
-                       ("free_shipping", lambda pid: p[pid].shipping.fee == 0)) if has_terms else ():
-        kind = {"pregnancy_unsafe": "pregnancy", "pregnancy_safe": "pregnancy", "no_allergens": "allergen"}.get(key, key)
+    for key, kind, truth in _TERMS if PHRASE in found else ():
+        if key not in found:
+            continue  # none of its phrases is in the text
         for s, w, neg in spans(key):
             pid = r.product_at(s, fallback)
             if key.startswith("pregnancy") and getattr(p[pid], "pregnancy_safe", None) is None:
                 continue
             if key == "no_allergens" and not hasattr(p[pid], "allergens"):
                 continue
-            holds = truth(pid)
+            holds = truth(p[pid], market)
             said = ("not " if neg else "") + w
             claims.append(Claim(kind, said, "correct" if holds != neg else "invented", pid))
+    if VOCAB not in found:
+        return claims  # no allergen or ingredient named
     for vocab, attr, kind in ((index.allergen_words, index.allergens, "allergen"),
                               (index.ingredient_words, index.ingredients, "ingredient")):
         if vocab is None:

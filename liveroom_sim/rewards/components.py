@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from liveroom_sim.rewards.reading import due_products, reading_of, violations
+from liveroom_sim.rewards.reading import due_by_disclosure, reading_of, violations
 from liveroom_sim.world.rules import SEVERITY_COST
 
 
@@ -127,8 +127,8 @@ def compliance(ctx) -> Score:
     # Credit is for the turn's own duties: the product asked about and the featured one
     # (presenting it is a directive); name-dropping another sponsored product earns none.
     asked = q.product if q is not None and q.product else None
-    for d in ctx.market.rules.disclosures:
-        due = due_products(ctx, d.when)
+    disclosures = ctx.market.rules.disclosures
+    for d, due in zip(disclosures, due_by_disclosure(ctx, [d.when for d in disclosures])):
         if not due:
             continue
         if d.name in reading.disclosed:

@@ -91,9 +91,8 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         else:
             found.append(Finding("claim", rule.name, rule.name, rule.severity, hit, rule.categories))
     disclosed = set()
-    for d, check in book.disclosures:
-        if not any(k in folded for k in check.keys):
-            continue
+    for i in book.disclosures_in(folded):
+        d, check = book.disclosures[i]
         if negations:  # another disclosure's own negation ("不能代替药物") denies nothing after it
             folded_d, spoken_d = _without_other_disclosures(book, d, folded), _without_other_disclosures(book, d, spoken)
         else:
@@ -103,7 +102,8 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         hit = denied(check, spoken_d, known=True) if negations else None
         if hit is not None:
             found.append(Finding("denial", d.name, "disclosure", "severe", hit, (d.when,)))
-    return Reading(folded, spoken, tuple(folded[a:b] for a, b in spans), tuple(found), frozenset(disclosed))
+    return Reading(folded, spoken, tuple([folded[a:b] for a, b in spans]) if spans else (), tuple(found),
+                   frozenset(disclosed))
 
 
 def _without_other_disclosures(book, d, text: str) -> str:
@@ -303,11 +303,18 @@ def _talks_about_any(ctx) -> bool:
 def due_products(ctx, when: str) -> list[str]:
     """The products the reply talks about (named, or asked about) that a disclosure's
     ``when`` covers."""
+    return due_by_disclosure(ctx, (when,))[0]
+
+
+def due_by_disclosure(ctx, whens) -> list[list[str]]:
+    """:func:`due_products` for each of ``whens``, reading the reply's products once."""
     a, q = ctx.analysis, ctx.question
     asked = q.product if q is not None and q.product else None
     talked_about = (*a.products, asked) if asked and asked not in a.products else a.products
+    if not talked_about:
+        return [[] for _ in whens]
     tags = product_tags(ctx.market.catalog)
-    return [pid for pid in talked_about if when in tags[pid]]
+    return [[pid for pid in talked_about if when in tags[pid]] for when in whens]
 
 
 def _categories(ctx) -> set[str]:

@@ -178,6 +178,13 @@ class Rulebook:
         self._keys = Literals([*((w, ids) for w, ids in self._words.items()),
                                *((k, ids) for entries in by_first.values() for k, ids in entries)])
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
+        # Which disclosures a text may make, from one scan for their key literals (a
+        # disclosure none of whose keys the text holds is neither made nor denied).
+        by_key: dict[str, set[int]] = {}
+        for i, (_, check) in enumerate(self.disclosures):
+            for k in check.keys:
+                by_key.setdefault(k, set()).add(i)
+        self._disclosure_keys = Literals((k, frozenset(ids)) for k, ids in by_key.items())
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
         self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
@@ -243,6 +250,12 @@ class Rulebook:
                     if key in text:
                         out |= ids
         return out
+
+    def disclosures_in(self, folded: str) -> list[int]:
+        """Indexes, in order, of the disclosures one of whose keys ``folded`` holds."""
+        if not self.disclosures:
+            return []
+        return sorted(set().union(*self._disclosure_keys.present(folded)))
 
     def refusals(self, folded: str) -> list[tuple[int, int]]:
         """Spans of the folded text that refuse something: a marker ("I can't say") and

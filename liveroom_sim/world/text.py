@@ -95,34 +95,47 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     if not _MAY_HOLD_NUMBER.search(text):
         return
     for m in _QUANTITY.finditer(text):
-        pre, raw, post, jiao = m.groups()
-        digits = raw[0].isdigit()
-        if not digits and not post and not pre:
-            continue  # a lone Chinese character such as 一 ("one", "a") claims nothing (not even parsed)
-        value = _to_number(raw)
-        if value is None:
+        parsed = _parsed(*m.groups())
+        if parsed is None:
             continue
-        post = post.lower() if post else ""
-        if jiao:
-            value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
-        if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
-            value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
-        if not digits and post == "个":
-            post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
-        if pre and pre.strip():
-            dim, factor = "money", 1.0
-        elif post:
-            dim, factor = _UNITS.get(post) or (("money", 1.0) if post.startswith("块") else ("size", 1.0))
-        elif _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()):
-            dim, factor = "count", 1.0
-        else:
-            dim, factor = "bare", 1.0
-        if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
-            dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
-        currency = _currency(pre, post) if dim == "money" else None
-        yield Quantity(dim, value * factor, m.span(), currency)
-    for m in _HALF_PRICE.finditer(text):
-        yield Quantity("percent_off", 50.0, m.span())
+        dim, value, currency = parsed
+        if dim is None:  # no sign and no unit: a stock count after "only", else bare
+            dim = "count" if _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()) else "bare"
+        yield Quantity(dim, value, m.span(), currency)
+    if "half" in text or "半价" in text:
+        for m in _HALF_PRICE.finditer(text):
+            yield Quantity("percent_off", 50.0, m.span())
+
+
+@lru_cache(maxsize=4096)
+def _parsed(pre: str | None, raw: str, post: str | None, jiao: str | None) -> tuple[str | None, float, str | None] | None:
+    """``(dimension, value, currency)`` of one written quantity (its sign, number, unit and
+    jiao as the pattern's groups found them), or ``None`` when it claims nothing. The
+    dimension is ``None`` for a number with no sign and no unit: the words before it
+    decide. A pure function of the four strings (cached: replies repeat a few forms)."""
+    digits = raw[0].isdigit()
+    if not digits and not post and not pre:
+        return None  # a lone Chinese character such as 一 ("one", "a") claims nothing (not even parsed)
+    value = _to_number(raw)
+    if value is None:
+        return None
+    post = post.lower() if post else ""
+    if jiao:
+        value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
+    if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
+        value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
+    if not digits and post == "个":
+        post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
+    if pre and pre.strip():
+        dim, factor = "money", 1.0
+    elif post:
+        dim, factor = _UNITS.get(post) or (("money", 1.0) if post.startswith("块") else ("size", 1.0))
+    else:
+        return None, value, None
+    if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
+        dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
+    currency = _currency(pre, post) if dim == "money" else None
+    return dim, value * factor, currency
 
 
 def _currency(pre: str | None, post: str) -> str | None:

@@ -2,7 +2,7 @@
 
 About 50 varied turn contexts (both languages, every component, tool turns, long replies)
 are built once from the golden suite; each timed evaluation scores a fresh shallow copy
-without the context's cached ``analysis``, so the reply is parsed again every time. The market's memo of derived values (true prices, stock)
+without the context's cached ``analysis`` (and compliance reading), so the reply is parsed again every time. The market's memo of derived values (true prices, stock)
 lives as long as the market does not change; the room clears it on every event and
 purchase, so the headline figure clears it before each evaluation too (``cold``), and the
 figure with the memo kept (``warm``, consecutive turns with no market change) is shown beside it.
@@ -63,7 +63,7 @@ def rate(pairs, evaluations: int, cold: bool) -> float:
 def _fresh(ctx):
     """A copy of ``ctx`` that has not read its reply yet."""
     new = copy.copy(ctx)
-    for derived in ("_analysis", "_need", "_serves"):  # the reading and what follows from it
+    for derived in ("analysis", "_reading", "_need", "_serves"):  # the reading and what follows from it
         new.__dict__.pop(derived, None)
     return new
 

@@ -18,7 +18,6 @@ Verdicts: ``correct``, ``outdated`` (true before a change), ``invented`` (false)
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from typing import NamedTuple
 
@@ -150,8 +149,19 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     norm = reading.norm
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
-    found = list(itertools.islice((q for q in iter_quantities(norm) if not reading.in_name(q.span)), MAX_CLAIMS))
-    claims = [c for c in (_number_claim(q, reading, market, fallback, order_eta) for q in found) if c is not None]
+    found: list[Quantity] = []
+    named = bool(reading.mentions)
+    for q in iter_quantities(norm):
+        if named and reading.in_name(q.span):
+            continue
+        found.append(q)
+        if len(found) >= MAX_CLAIMS:
+            break
+    claims = []
+    for q in found:
+        c = _number_claim(q, reading, market, fallback, order_eta)
+        if c is not None:
+            claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
     claims += _term_claims(reading, market, fallback, words)
     if lookups is not None:
@@ -171,33 +181,34 @@ def _supported(c: Claim, lookups: frozenset) -> Claim:
 
 def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_eta) -> Claim | None:
     s, e = q.span
+    norm = r.norm
     clause = cs, ce = r.clause(s)
-    before, after = r.norm[max(cs, s - 60):s], r.norm[e:min(ce, e + 16)]
+    before, after = norm[max(cs, s - 60):s], norm[e:min(ce, e + 16)]
     pid = r.product_at(s, fallback, clause)
-    said = r.norm[s:e].strip()
-    v = q.value
-    if q.dim == "bare" and _RANK_BEFORE.search(before):
-        return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
-    if q.dim == "bare" and before.rstrip().endswith(("满", "减", "spend", "over")):
-        # 满200减30: a spend-save coupon's threshold and value, written without a unit.
-        truth = _money_truth(pid, "coupon_value", market)
-        return Claim("coupon_value", said, "correct" if _near(v, truth, 0.006) else "invented", pid, v, "money")
-    if q.dim == "bare":
+    said = norm[s:e].strip()
+    v, dim = q.value, q.dim
+    if dim == "bare":
+        if _RANK_BEFORE.search(before):
+            return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
+        if before.rstrip().endswith(("满", "减", "spend", "over")):
+            # 满200减30: a spend-save coupon's threshold and value, written without a unit.
+            truth = _money_truth(pid, "coupon_value", market)
+            return Claim("coupon_value", said, "correct" if _near(v, truth, 0.006) else "invented", pid, v, "money")
         # A number the catalog states of this product with a unit of its own (5 ATM,
         # Bluetooth 5.3, sizes 26-34) is a spec; any other bare number is no claim a
         # viewer can rely on ("it's 24.99": dollars? a discount?).
         if v in r.index.numbers[pid]:
             return Claim("size", said, "correct", pid, v, "size")
         return Claim("number", said, "unitless", pid, v, "bare")
-    if q.dim == "money" and before.rstrip().endswith(_PAST_CUES):
-        # "was $24.99", 之前129元: the price before a change, true if it was one.
-        was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
-        return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
-    if q.dim == "money":
+    if dim == "money":
+        if before.rstrip().endswith(_PAST_CUES):
+            # "was $24.99", 之前129元: the price before a change, true if it was one.
+            was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
+            return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
                 else None) or money_cue(before) or "price"
-        currency = getattr(q, "currency", None)
+        currency = q.currency
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")
         truth = _money_truth(pid, kind, market)
@@ -207,14 +218,14 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
             return Claim("price_after_coupon", said, "correct", pid, v, "money")
         verdict = "outdated" if _near(v, market.old_prices[pid], 0.006) else "invented"
         return Claim(kind, said, verdict, pid, v, "money")
-    if q.dim == "percent_off":
+    if dim == "percent_off":
         index = r.index
         discount = any(c in before + said + after for c in _DISCOUNT_CUES)  # 打2折 is a discount
         if not discount and v in index.percents[pid]:
             return Claim("size", said, "correct", pid, v, "size")
         return Claim("percent_off", said, "correct" if _near(v, _discounts(pid, market), 0.5) else "invented", pid, v,
                      "percent_off")
-    if q.dim == "hours":
+    if dim == "hours":
         kind = cue(before + " " + after, HOUR_CUES)
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
@@ -227,7 +238,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         if _near(v, truth, 0.01) or (kind in (None, "battery") and _leading_number(said) in index.numbers[pid]):
             return Claim(kind or "duration", said, "correct", pid, v, "hours")  # or as the spec sheet says it
         return Claim(kind or "duration", said, "invented", pid, v, "hours")
-    if q.dim == "count":
+    if dim == "count":
         truth = {float(market.stock[pid])}
         if pid in market.flash and market.flash[pid][1] is not None:
             truth.add(float(market.flash[pid][1]))

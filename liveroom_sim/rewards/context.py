@@ -8,6 +8,7 @@ in force (on the market), the current harness, and what happened around the repl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from liveroom_sim.harness.core import Harness
@@ -101,13 +102,11 @@ class TurnContext:
     failed_lookups: frozenset | None = None
     unavailable_lookups: frozenset | None = None
 
-    @property
+    @cached_property
     def analysis(self):
-        """The parsed reply (claims, stated facts, mentions), computed once per turn."""
-        cached = self.__dict__.get("_analysis")
-        if cached is None:
-            cached = self.__dict__["_analysis"] = analyze(self)
-        return cached
+        """The parsed reply (claims, stated facts, mentions), computed once per turn (then
+        kept in the instance's ``__dict__``, where later reads find it directly)."""
+        return analyze(self)
 
     def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
         """Record the room's reaction and the hooks that fired (the room's one change to a

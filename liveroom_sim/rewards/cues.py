@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from liveroom_sim.rewards.scanner import Literals
+
 #: Attribute -> the words that name it before (or around) a number, per dimension.
 MONEY_CUES = (
     ("list_price", ("list price", "original", "regular", "msrp", "原价", "划线价", "专柜价", "吊牌价")),
@@ -23,27 +25,27 @@ HOUR_CUES = (
 
 
 def cue(text: str, cues) -> str | None:
-    """The attribute whose cue word stands nearest the end of ``text`` (the number)."""
-    pattern, attribute_of = _cue_pattern(cues)
-    best = None
-    for m in pattern.finditer(text):
-        best = m.group(0)
-    return attribute_of[best] if best is not None else None
+    """The attribute whose cue word stands nearest the end of ``text`` (the number): the
+    last of the cue words found left to right, longest first, without overlaps."""
+    found = _cue_words(cues).longest(text)
+    return found[-1][2] if found else None
 
 
-_CUE_PATTERNS: dict[int, tuple] = {}
+_CUE_WORDS: dict[int, tuple] = {}
 
 
-def _cue_pattern(cues) -> tuple[re.Pattern[str], dict[str, str]]:
-    entry = _CUE_PATTERNS.get(id(cues))
-    if entry is None:
+def _cue_words(cues) -> Literals:
+    """The cue words of ``cues`` in one automaton (leftmost-longest, as a regex
+    alternation of them longest first finds them), each standing for its attribute;
+    built once per cue table (the tables are module constants)."""
+    entry = _CUE_WORDS.get(id(cues))
+    if entry is None or entry[0] is not cues:
         attribute_of = {}
         for attribute, words in cues:
             for w in words:
                 attribute_of.setdefault(w, attribute)
-        words = sorted(attribute_of, key=len, reverse=True)
-        entry = _CUE_PATTERNS[id(cues)] = (re.compile("|".join(map(re.escape, words))), attribute_of)
-    return entry
+        entry = _CUE_WORDS[id(cues)] = (cues, Literals(attribute_of.items()))
+    return entry[1]
 
 
 #: A number that is not part of a code word (GLOW15, MAN200, IPX7).
@@ -64,13 +66,15 @@ def money_cue(before: str) -> str | None:
     >>> money_cue("use code spend50: $8 off when you spend ")
     'coupon_value'
     """
+    found = _cue_words(MONEY_CUES).longest(before)
+    if not found:
+        return None
     last = None
     for last in _LONE_NUMBER.finditer(before):
         pass
-    if last is None:
-        return cue(before, MONEY_CUES)
-    near = cue(before[last.end():], MONEY_CUES)
-    if near is not None:
-        return near
-    far = cue(before, MONEY_CUES)
-    return far if far in _DEALS else None
+    start, _, attribute = found[-1]
+    # No cue word holds a digit, "." or ",", so none straddles the end of a number: the
+    # cue words after the last number are those found in the whole text after it.
+    if last is None or start >= last.end():
+        return attribute  # the cue nearest the amount, with no number in between
+    return attribute if attribute in _DEALS else None

@@ -92,14 +92,19 @@ class RewardModel:
 
     def score(self, ctx: TurnContext) -> RewardBreakdown:
         """Score one turn. Pure: the same context gives the same breakdown."""
-        scores = {name: fn(ctx) if fn is not None else _OFF for name, fn in self._functions}
-        if self.judge is not None and ctx.kind == "reply" and self.weights["engagement"]:
+        scores = {}
+        for name, fn in self._functions:
+            scores[name] = fn(ctx) if fn is not None else _OFF
+        reply = ctx.kind == "reply"
+        if self.judge is not None and reply and self.weights["engagement"]:
             scores["engagement"] = self.judge(ctx, scores["engagement"])
-        if ctx.kind == "reply" and not serves(ctx):
+        if reply and not serves(ctx):
             for name in SERVED_ONLY:
                 if scores[name].value > 0:
                     scores[name] = Score(0.0, lambda kept=scores[name]: (*kept.reasons, _WITHHELD))
-        total = sum(w * scores[n].value for n, w in self._weighted)
+        total = 0
+        for n, w in self._weighted:
+            total += w * scores[n].value
         gate = self.config.compliance_gate
         gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
         if gated:

@@ -131,7 +131,7 @@ def reading_of(ctx, norm: str | None = None) -> Reading:
     cached = ctx.__dict__.get("_reading")
     if cached is not None:
         return cached
-    if norm is None and "_analysis" not in ctx.__dict__:
+    if norm is None and "analysis" not in ctx.__dict__:
         ctx.analysis  # reads the reply once; the analysis takes this reading with it
         return ctx.__dict__["_reading"]
     book = rulebook(ctx.market.rules)

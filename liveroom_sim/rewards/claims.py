@@ -56,10 +56,17 @@ TOOL_FOR = {
 _ALSO = {"warranty": ("get_product",), "duration": ("get_product",), "coupon_value": ("get_price_stock",),
          "price_after_coupon": ("get_promotions",)}
 
+#: Each attribute's tools: the main one, then the others that also return it.
+_TOOLS = {kind: (main, *_ALSO.get(kind, ())) for kind, main in TOOL_FOR.items()}
+
 _PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 _SIZE_CUES = ("size", "码", "尺码", "waist")
 _CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
+_CONTAINS = re.compile("|".join(map(re.escape, _CONTAINS_CUES)))  # any of them, in one search
+# Every match of facts.NEGATION holds one of these: a text without any cannot negate (a
+# search for them skips ahead; NEGATION, anchored at the end, is tried at every position).
+_MAY_NEGATE = re.compile(r"no|never|isn't|aren't|doesn't|don't|without|zero|不|没|未|无|非")
 
 
 class Claim(NamedTuple):
@@ -75,8 +82,7 @@ class Claim(NamedTuple):
     @property
     def tools(self) -> tuple[str, ...]:
         """The canonical tools whose result states this claim's attribute."""
-        main = TOOL_FOR.get(self.kind)
-        return (main, *_ALSO.get(self.kind, ())) if main else ()
+        return _TOOLS.get(self.kind, ())
 
 
 class Reading:
@@ -378,8 +384,9 @@ def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim
             before = norm[max(0, m.start() - 40):m.start()]
             cut = list(_SENTENCE.finditer(before))
             before = before[cut[-1].end():] if cut else before
-            neg = bool(NEGATION.search(before)) or bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
-            if not neg and not any(c in before for c in _CONTAINS_CUES) and "," not in before[-3:]:
+            neg = bool(_MAY_NEGATE.search(before) and NEGATION.search(before)) or \
+                bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
+            if not neg and not _CONTAINS.search(before) and "," not in before[-3:]:
                 continue  # named, not claimed ("for a nut allergy")
             pid = r.product_at(m.start(), fallback)
             if kind == "allergen" and not hasattr(p[pid], "allergens") or \

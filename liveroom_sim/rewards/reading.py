@@ -251,11 +251,32 @@ def _copied(spoken: str, words, chars, long_words: bool, long_chars: bool) -> st
 
 def _prompt_shingles(harness):
     """Every word run and character run of the harness's fixed text, and its tool
-    names (cached per harness)."""
+    names (cached per harness object, and by the texts and names themselves)."""
     entry = _PROMPTS.get(id(harness))
     if entry is not None and entry[0] is harness:
         return entry[1]
-    texts = [s.text for s in harness.sections] + [s.instructions for s in harness.skills]
+    texts = (*(s.text for s in harness.sections), *(s.instructions for s in harness.skills))
+    names = sorted({v.name.lower() for v in harness.tools.values()} | {k.lower() for k in harness.tools})
+    if len(_PROMPTS) > 64:
+        _PROMPTS.clear()
+    # A campaign event or a new episode makes a new harness, mostly of the same texts and
+    # tool names: what is read from them is a pure function of them, kept by content.
+    key = (texts, tuple(names))
+    found = _SHINGLES.get(key)
+    if found is None:
+        if len(_SHINGLES) > 64:
+            _SHINGLES.clear()
+        found = _SHINGLES[key] = _shingles(texts, names)
+    _PROMPTS[id(harness)] = (harness, found)
+    return found
+
+
+_SHINGLES: dict[tuple, tuple] = {}
+
+
+def _shingles(texts: tuple[str, ...], names: list[str]):
+    """Every word run and character run of the texts, a pattern of any tool name as a
+    plain substring, and one of them as a whole name."""
     words, chars = set(), set()
     for t in texts:
         for piece in re.split(r"\{[^{}]*\}", _QUOTED.sub("{}", t)):
@@ -266,12 +287,8 @@ def _prompt_shingles(harness):
                 cjk = "".join(f.split())
                 chars.update(cjk[i:i + _SHINGLE_CHARS] for i in range(len(cjk) - _SHINGLE_CHARS + 1)
                              if not cjk[i:i + _SHINGLE_CHARS].isascii())
-    names = sorted({v.name.lower() for v in harness.tools.values()} | {k.lower() for k in harness.tools})
     tools = re.compile(r"(?<![a-z0-9_])(?:" + "|".join(map(re.escape, names)) + r")(?![a-z0-9_])") if names else None
-    if len(_PROMPTS) > 64:
-        _PROMPTS.clear()
     any_name = re.compile(trie_pattern(names) if names else "(?!)")  # any name as a plain substring
-    _PROMPTS[id(harness)] = (harness, (words, chars, any_name, tools))
     return words, chars, any_name, tools
 
 

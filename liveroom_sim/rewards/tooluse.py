@@ -35,7 +35,8 @@ def tool_rationality(ctx) -> Score:
         return Score(0.0, lambda: (f"{calls} call(s)",))
     if ctx.lookups is None:
         return Score(0.0, ("lookups not tracked",))
-    claims, missing = fact_claims(ctx), unbacked_claims(ctx)
+    claims = fact_claims(ctx)
+    missing = [c for c in claims if not _backed(c, ctx.lookups)]  # (unbacked_claims, from the claims at hand)
     if not claims:
         return Score(0.0, ("no fact claimed",))
     if not missing:

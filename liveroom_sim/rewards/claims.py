@@ -29,7 +29,7 @@ from liveroom_sim.rewards.catalog_index import (
     catalog_index,
     trie_pattern,
 )
-from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue
+from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market, apply_coupon
@@ -213,7 +213,7 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
             return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else None) or money_cue(before) or "price"
+                else None) or money_cue_before(before, s, r.norm, r.mentions) or "price"
         currency = q.currency
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")

@@ -66,15 +66,41 @@ def money_cue(before: str) -> str | None:
     >>> money_cue("use code spend50: $8 off when you spend ")
     'coupon_value'
     """
+    return money_cue_at(before)[0]
+
+
+def money_cue_at(before: str) -> tuple[str | None, int]:
+    """:func:`money_cue`, and where its cue word ends in ``before`` (0 when none)."""
     found = _cue_words(MONEY_CUES).longest(before)
     if not found:
-        return None
+        return None, 0
     last = None
     for last in _LONE_NUMBER.finditer(before):
         pass
-    start, _, attribute = found[-1]
+    start, end, attribute = found[-1]
     # No cue word holds a digit, "." or ",", so none straddles the end of a number: the
     # cue words after the last number are those found in the whole text after it.
     if last is None or start >= last.end():
-        return attribute  # the cue nearest the amount, with no number in between
-    return attribute if attribute in _DEALS else None
+        return attribute, end  # the cue nearest the amount, with no number in between
+    return (attribute, end) if attribute in _DEALS else (None, 0)
+
+
+# What may join an attribute's word to a product named before the amount: "shipping on
+# the glow serum is $4.99". Nothing at all ("shipping. glow serum is $22.99" once
+# normalised) or other words name no attribute of that product.
+_LINK = re.compile(r"\s*(?:on|for|of|to)(?: the| your| a| this| that| my)?\s*|\s*的\s*")
+
+
+def money_cue_before(before: str, s: int, norm: str, mentions) -> str | None:
+    """:func:`money_cue` of the amount at ``s`` of ``norm`` (``before`` ends at it),
+    unless a product is named (``mentions``: ``(start, end, id)`` in order) between an
+    attribute's word and the amount without being joined to it: the amount is then
+    said of that product ("运费\nGlow Serum is $22.99" states the serum's price)."""
+    attribute, cue_end = money_cue_at(before)
+    if attribute not in ("list_price", "shipping_fee") or not mentions:
+        return attribute
+    start = s - len(before) + cue_end  # where the cue word ends in the reply
+    for m_start, m_end, _ in mentions:
+        if m_start >= start and m_end <= s:
+            return attribute if _LINK.fullmatch(norm, start, m_start) else None
+    return attribute

@@ -8,7 +8,7 @@ import math
 from functools import lru_cache
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
@@ -321,6 +321,9 @@ def test_surrounding_whitespace_changes_nothing(base, reply):
 
 @PROPERTY
 @given(st.sampled_from(PRICED), TEXT)
+# "shipping" named no amount of the product named after it on the next line
+@example(PRICED[0], "运费")
+@example(PRICED[0], "the list price")
 def test_adding_a_correct_price_never_lowers_factuality(base, reply):
     ctx = build_context(RewardCase.model_validate({"id": "t", "reply": reply, **base}))
     price = ctx.market.price(ctx.question.product)

@@ -66,9 +66,12 @@ def read_text(norm: str, book: Rulebook) -> Reading:
     if book.sounds is not None and not spoken.isascii() and not book.sound_sources.isdisjoint(spoken):
         heard = book.sounds.read(spoken)
         heard = book.unallowed(heard)
-        if heard == spoken:
-            heard = None  # sounds the way it is written: the literal checks cover it
+        # (kept even when it reads as written: 一治 is heard as 医治 all the same)
     found = []
+    if spoken is not folded:
+        # A key may be a whole word only once a refusal or an allowed word is blanked
+        # ("...outcomelowest price" -> " lowest price"): the rules are keyed on both.
+        may = may | book.candidates(spoken)
     literal = may
     if heard is not None:
         may = set(literal)

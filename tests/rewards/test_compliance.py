@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import pydantic
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from liveroom_sim.harness.core import Hook
@@ -191,13 +191,24 @@ def _words_of(env):
     return words
 
 
+def _pieces(env):
+    return st.tuples(st.just(env), st.lists(st.one_of(st.sampled_from(_words_of(env)),
+                                                      st.sampled_from([" ", ", ", ". ", "-", "", "好", "it ", "the ", "不"])),
+                                            max_size=12))
+
+
 @FAST
-@given(st.data(), st.sampled_from([EN, ZH]))
-def test_the_key_prefilter_never_hides_a_rule(data, env):
+@given(st.sampled_from([EN, ZH]).flatmap(_pieces))
+# 一治 is heard as 医治 even though it reads as written (the sound check once skipped it)
+@example((ZH, ["第一天", "全网第一", "治好"]))
+# a refusal cut at its 80 characters leaves "100%" / "lowest" a whole word only in what is spoken
+@example((EN, ["not allowed to", "inflammation", "stroke", "no", "cannot claim", "reduce", "number one",
+               "can't change", "no", "your password", "never", "100%"]))
+@example((EN, ["can't skip", "can't say enough", "guarantee", "heal", "the ", "can't make that claim", "breakout",
+               "stop", "not allowed to", "lowest price ever"]))
+def test_the_key_prefilter_never_hides_a_rule(case):
+    env, pieces = case
     book = rulebook(world_for(env).rules)
-    pieces = data.draw(st.lists(st.one_of(st.sampled_from(_words_of(env)),
-                                          st.sampled_from([" ", ", ", ". ", "-", "", "好", "it ", "the ", "不"])),
-                                max_size=12))
     norm = normalize("".join(pieces))
     found = {f.rule for f in read_text(norm, book).findings if f.kind in ("banned", "claim")}
     assert found == _every_rule(norm, book)

@@ -78,15 +78,13 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         for ch in book.sound_first_rules.keys() & set(heard):
             may |= book.sound_first_rules[ch]
     negations = NEGATION in literal
-    chars = None  # the characters of the text, once for all the rules that need them
     for i in sorted(may):
         if i < 0:
             continue
         rule, check = book.rules_in_order[i]
-        known = i in literal
-        if not known and chars is None:
-            chars = set(spoken)
-        hit = says(check, spoken, heard, known=known, negations=negations, chars=chars)
+        # A rule added by its sound alone has no key in the text, so its written pattern
+        # cannot match (the premise of the key prefilter): only its sound is searched.
+        hit = says(check, spoken, heard, known=True, negations=negations, written=i in literal)
         if hit is None:
             continue
         if i < len(book.banned):

@@ -282,7 +282,7 @@ class Rulebook:
 
 
 def says(check: Check, text: str, heard: str | None = None, known: bool = False,
-         negations: bool = True, chars: set[str] | None = None) -> str | None:
+         negations: bool = True, chars: set[str] | None = None, written: bool = True) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
@@ -290,9 +290,11 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
     rule's key literal in the text (:meth:`Rulebook.candidates`), so the text is searched.
     ``negations``: ``False`` when the caller knows the text holds no negation word.
     ``chars``: ``set(text)``, when the caller checks many rules against one text.
+    ``written``: ``False`` when the caller knows the written pattern cannot match (only
+    the sound is searched).
     """
     m = None
-    if known or _may_hold(text, check.firsts, chars):
+    if written and (known or _may_hold(text, check.firsts, chars)):
         # (a long text through the pattern's lead: the same match, found faster)
         m = check.said.search(text) if len(text) < LONG else first_match(check.said, check.said_lead, text)
     if m is None:

@@ -243,6 +243,16 @@ class Sounds:
             out.append("[" + "".join(map(re.escape, sorted(options))) + "]" if len(options) > 1 else re.escape(ch))
         return "".join(out)
 
+    def elements(self, phrase: str) -> tuple[frozenset, ...]:
+        """The characters :meth:`pattern` accepts at each position of ``phrase``."""
+        out = []
+        for ch in phrase:
+            options = {self._rep.get(ch, ch)}
+            if ch in self.plain and self.plain[ch] in self.syllables:
+                options.add(self.syllables[self.plain[ch]])
+            out.append(frozenset(options) if len(options) > 1 else frozenset(ch))
+        return tuple(out)
+
     def read(self, text: str) -> str:
         """``text`` with each mapped character replaced by its sound's representative
         character, and each run of pinyin syllables by their placeholders."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.lexicon import fold, trie_pattern
 from liveroom_sim.world.text import normalize
@@ -73,10 +74,14 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         # ("...outcomelowest price" -> " lowest price"): the rules are keyed on both.
         may = may | book.candidates(spoken)
     literal = may
+    heard_chars = None  # (of a long text: lets a sound search that cannot match be skipped)
     if heard is not None:
         may = set(literal)
-        for ch in book.sound_first_rules.keys() & set(heard):
+        heard_set = set(heard)
+        for ch in book.sound_first_rules.keys() & heard_set:
             may |= book.sound_first_rules[ch]
+        if len(heard) >= LONG:
+            heard_chars = heard_set
     negations = NEGATION in literal
     for i in sorted(may):
         if i < 0:
@@ -84,7 +89,8 @@ def read_text(norm: str, book: Rulebook) -> Reading:
         rule, check = book.rules_in_order[i]
         # A rule added by its sound alone has no key in the text, so its written pattern
         # cannot match (the premise of the key prefilter): only its sound is searched.
-        hit = says(check, spoken, heard, known=True, negations=negations, written=i in literal)
+        hit = says(check, spoken, heard, known=True, negations=negations, written=i in literal,
+                   heard_chars=heard_chars)
         if hit is None:
             continue
         if i < len(book.banned):

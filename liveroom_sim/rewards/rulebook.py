@@ -62,7 +62,9 @@ class Check(NamedTuple):
     ``firsts``: the characters any match of ``said`` starts with (a text holding none of
     them is not searched: most rules are ruled out by a few ``in`` tests).
     ``said_lead`` / ``sound_lead``: the patterns' leads, for long texts
-    (:mod:`liveroom_sim.rewards.leading`)."""
+    (:mod:`liveroom_sim.rewards.leading`). ``sound_needs``: per phrase heard, the
+    characters each of its positions may be (a long text holding none of one position's
+    characters for every phrase cannot match ``sound``)."""
 
     said: re.Pattern
     negated: re.Pattern | None
@@ -72,6 +74,7 @@ class Check(NamedTuple):
     keys: tuple[str, ...] = ()
     said_lead: re.Pattern | None = None
     sound_lead: re.Pattern | None = None
+    sound_needs: tuple[tuple[frozenset, ...], ...] = ()
 
 
 def _firsts(phrases) -> frozenset:
@@ -200,11 +203,11 @@ class Rulebook:
 
     def _check(self, phrases, negatable: bool, inflect: bool = True) -> Check:
         body = _alternation(phrases, inflect)
-        sound, sound_firsts = self._sound(phrases)
+        sound, sound_firsts, needs = self._sound(phrases)
         keys = tuple({_rare_key(p, inflect) for p in phrases})
         said = re.compile(body)
         return Check(said, self._negated(body) if negatable else None, sound, _firsts(phrases), sound_firsts,
-                     keys, lead(said), sound and lead(sound))
+                     keys, lead(said), sound and lead(sound), needs)
 
     def _claim(self, c: ClaimRule) -> Check:
         parts = []
@@ -218,24 +221,27 @@ class Rulebook:
             parts.append(_alternation(c.verbs))
         body = "|".join(f"(?:{p})" for p in parts)
         words = (*c.patterns, *c.verbs, *c.objects)
-        sound, sound_firsts = self._sound(c.patterns)
+        sound, sound_firsts, needs = self._sound(c.patterns)
         said = re.compile(body)
-        return Check(said, self._negated(body), sound, _firsts(words), sound_firsts, (), lead(said), sound and lead(sound))
+        return Check(said, self._negated(body), sound, _firsts(words), sound_firsts, (), lead(said), sound and lead(sound),
+                     needs)
 
     def _negated(self, body: str) -> re.Pattern | None:
         if not self.negation:
             return None
         return re.compile(rf"(?:{self.negation}){_GAP}{{0,12}}?(?:{body})")
 
-    def _sound(self, phrases) -> tuple[re.Pattern | None, str]:
-        """The sound pattern of the multi-character Chinese phrases, and its first characters."""
+    def _sound(self, phrases) -> tuple[re.Pattern | None, frozenset, tuple]:
+        """The sound pattern of the multi-character Chinese phrases, its first characters,
+        and what each phrase's positions may be (``Check.sound_needs``)."""
         if self.sounds is None:
-            return None, frozenset()
+            return None, frozenset(), ()
         cjk = [rule_text(p) for p in phrases if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
         if not cjk:
-            return None, frozenset()
+            return None, frozenset(), ()
         heard = sorted({self.sounds.pattern(p) for p in cjk}, key=len, reverse=True)
-        return re.compile("|".join(heard)), frozenset(ch for p in cjk for ch in self.sounds.first(p))
+        return (re.compile("|".join(heard)), frozenset(ch for p in cjk for ch in self.sounds.first(p)),
+                tuple(dict.fromkeys(self.sounds.elements(p) for p in cjk)))
 
     def candidates(self, text: str) -> set[int]:
         """Indexes (banned rules first, then claim rules) of the rules ``text`` may break:
@@ -282,7 +288,8 @@ class Rulebook:
 
 
 def says(check: Check, text: str, heard: str | None = None, known: bool = False,
-         negations: bool = True, chars: set[str] | None = None, written: bool = True) -> str | None:
+         negations: bool = True, chars: set[str] | None = None, written: bool = True,
+         heard_chars: set[str] | None = None) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
@@ -291,7 +298,8 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
     ``negations``: ``False`` when the caller knows the text holds no negation word.
     ``chars``: ``set(text)``, when the caller checks many rules against one text.
     ``written``: ``False`` when the caller knows the written pattern cannot match (only
-    the sound is searched).
+    the sound is searched). ``heard_chars``: ``set(heard)`` of a long text, to skip a
+    sound search that cannot match (see ``Check.sound_needs``).
     """
     m = None
     if written and (known or _may_hold(text, check.firsts, chars)):
@@ -299,6 +307,8 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
         m = check.said.search(text) if len(text) < LONG else first_match(check.said, check.said_lead, text)
     if m is None:
         if check.sound is not None and heard is not None:
+            if heard_chars is not None and not _may_sound(check.sound_needs, heard_chars):
+                return None
             s = check.sound.search(heard) if len(heard) < LONG else first_match(check.sound, check.sound_lead, heard)
             return text[s.start():s.end()] if s else None
         return None
@@ -306,6 +316,17 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
         if len(check.said.findall(text)) <= len(check.negated.findall(text)):
             return None
     return m.group(0)
+
+
+def _may_sound(needs, chars: set[str]) -> bool:
+    """Whether some phrase has, for each of its positions, a character the text holds."""
+    for elements in needs:
+        for allowed in elements:
+            if allowed.isdisjoint(chars):
+                break
+        else:
+            return True
+    return False
 
 
 def _may_hold(text: str, firsts: frozenset, chars=None) -> bool:

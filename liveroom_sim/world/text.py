@@ -79,6 +79,11 @@ _QUANTITY = re.compile(
 _HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
           "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
 _MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
+# A text of Chinese characters, spaces and punctuation holding no digit, no currency sign
+# and no character that starts a unit of _QUANTITY can only hold Chinese numerals with no
+# sign and no unit, which claim nothing (_parsed gives None): finding them is skipped (a
+# 64 KB reply of 第一 or 买一送一 holds 32,768 of them).
+_MAY_CLAIM = re.compile(r"[^\u3400-\u9fff\s!-#&-/:-@\[-`{-~]|[折美元块小天周个月年件份单毫克英]")
 _HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 _UNITS: dict[str, tuple[str, float]] = {}
@@ -94,7 +99,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     reader that stops after a few never parses the rest of a long reply."""
     if not _MAY_HOLD_NUMBER.search(text):
         return
-    for m in _QUANTITY.finditer(text):
+    for m in _QUANTITY.finditer(text) if _MAY_CLAIM.search(text) else ():
         parsed = _parsed(*m.groups())
         if parsed is None:
             continue

@@ -28,6 +28,7 @@ CJK = "\u3400-\u9fff\uf900-\ufaff"
 _SEP = r"[\s.\-_*·•/|~+'\"^=]"
 # Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t.
 _SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
+_RUN_SEP = re.compile(rf"{_SEP}{{1,3}}")
 _NOT_LETTER = re.compile(r"[^a-z]")
 _ANY_LATIN = re.compile(r"[a-z]")
 _HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
@@ -94,7 +95,13 @@ def _hundred(m: re.Match) -> str:
 
 
 def _letters(m: re.Match) -> str:
-    return _NOT_LETTER.sub("", m.group(0))
+    run = m.group(0)
+    seps = _RUN_SEP.findall(run)
+    # A single letter set off by a space before a run joined some other way is a word of
+    # its own: "a m-i-r-a-c-l-e" is "a miracle", not "amiracle" (which no rule names).
+    if len(seps) >= 3 and seps[0].isspace() and not any(s.isspace() for s in seps[1:]):
+        return run[0] + " " + _NOT_LETTER.sub("", run[1:])
+    return _NOT_LETTER.sub("", run)
 
 
 _SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "ment", "ments", "ly", "ies", "ied", "ation", "ations")

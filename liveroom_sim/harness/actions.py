@@ -140,7 +140,8 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
         raw_text, raw = "", None  # unreadable arguments: reported below as not an object
     if not isinstance(name, str) or not name:
         return ToolCall(cid, str(name), raw_text, error="tool call without a function name")
-    canonical = harness.canonical_tool(name)
+    names, fields = _tables(harness)
+    canonical = names.get(name)
     if canonical is None:
         names = [v.name for v in harness.tools.values()]
         return ToolCall(cid, name, raw_text, error=f"unknown tool {name!r}{did_you_mean(name, names)}; tools now: {', '.join(names)}")
@@ -154,8 +155,7 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
             return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} are not valid JSON: {exc}")
     if not isinstance(raw, dict):
         return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} must be a JSON object")
-    renamed = harness.tools[canonical].fields
-    to_canonical = {shown: field for field, shown in renamed.items()}
+    renamed, to_canonical = fields[canonical]
     stale = [k for k in raw if k in renamed and k not in to_canonical]
     if stale:
         now = ", ".join(f"{k!r} is now {renamed[k]!r}" for k in stale)
@@ -163,6 +163,27 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
     args = {to_canonical.get(k, k): v for k, v in raw.items()}
     return ToolCall(cid, name, raw_text, canonical, args)
 
+
+def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str, str], dict[str, str]]]]:
+    """``(tool name -> canonical, canonical -> (its fields renamed, shown -> canonical))``
+    under ``harness``: what :meth:`Harness.canonical_tool` and the tool views say, built
+    once per harness state instead of on every call. Keyed on the harness object (a
+    harness is frozen; a change makes a new one), the entry holding it, so an id reused
+    after it is gone never matches; bounded, since augmentation makes one per episode."""
+    hit = _TABLES.get(id(harness))
+    if hit is None or hit[0] is not harness:
+        names: dict[str, str] = {}
+        for canonical, view in harness.tools.items():
+            names.setdefault(view.name, canonical)  # the first tool of a name, as canonical_tool
+        fields = {canonical: (view.fields, {shown: field for field, shown in view.fields.items()})
+                  for canonical, view in harness.tools.items()}
+        if len(_TABLES) >= 256:
+            _TABLES.clear()
+        hit = _TABLES[id(harness)] = (harness, names, fields)
+    return hit[1], hit[2]
+
+
+_TABLES: dict[int, tuple] = {}
 
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)

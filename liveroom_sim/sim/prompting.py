@@ -20,6 +20,7 @@ class SystemPrompts:
         self._market: tuple = (None, ())
         self._text = ""
         self._skills_for = None
+        self._triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
         self._skill_hits: dict[int, frozenset[str]] = {}
 
     def text(self, harness, market, crowd) -> str:
@@ -44,11 +45,21 @@ class SystemPrompts:
     def _active_skills(self, harness, crowd) -> frozenset[str]:
         """Skills whose triggers appear in the waiting chat (each message read once)."""
         if self._skills_for is not harness:
+            # Per harness state: the triggered skills with their trigger words lower-cased
+            # once (what prompt.active_skills reads); none matter when the policy loads
+            # skills itself (the prompt then lists every skill the same way).
             self._skills_for, self._skill_hits = harness, {}
+            self._triggers = () if harness.skills_on_demand else tuple(
+                (sk.name, tuple(t.lower() for t in sk.triggers)) for sk in harness.skills if sk.when != "always")
+        triggers = self._triggers
+        if not triggers:
+            return frozenset()
         hits = self._skill_hits
         active: set[str] = set()
         for m in crowd.pending:
-            if m.mid not in hits:
-                hits[m.mid] = prompt.active_skills(harness, m.text.lower())
-            active |= hits[m.mid]
+            hit = hits.get(m.mid)
+            if hit is None:
+                text = m.text.lower()
+                hit = hits[m.mid] = frozenset(name for name, words in triggers if any(w in text for w in words))
+            active |= hit
         return frozenset(active)

@@ -115,6 +115,7 @@ class Room:
         self._input_hooks: tuple[str, ...] = ()
         self._corrections: np.random.Generator | None = None
         self._history: deque[Block] = deque(maxlen=spec.stream.history_turns)
+        self._closed: tuple = (None, (), "")  # see _closed_blocks
         self._notes: list[str] = []
         self._seen_chat = 0
         self._tools_for = None
@@ -141,21 +142,37 @@ class Room:
         """A function that returns :meth:`messages` as they are now, whenever it is
         called (for an ``info`` built on first read: the room moves on meanwhile)."""
         system = self._system_prompt()
-        parts = [(block.public, len(block.public)) for block in self._history]
+        closed, _ = self._closed_blocks()
+        public = self._history[-1].public
+        n = len(public)
 
         def messages() -> list[dict]:
             out = [{"role": "system", "content": system}]
-            for public, n in parts:  # a block only grows: its first n messages are as now
-                out.extend(public if len(public) == n else public[:n])
+            for done in closed:
+                out.extend(done)
+            out.extend(public if len(public) == n else public[:n])  # the last block only grows
             return out
 
         return messages
 
     def observation(self) -> str:
         """The next-turn prompt as text: :meth:`messages` flattened."""
-        parts = ["system: " + self._system_prompt()]
-        parts.extend(block.text() for block in self._history)
-        return "\n\n".join(parts)
+        closed, closed_text = self._closed_blocks()
+        head = "system: " + self._system_prompt()
+        if closed:
+            return "\n\n".join((head, closed_text, self._history[-1].text()))
+        return head + "\n\n" + self._history[-1].text()
+
+    def _closed_blocks(self) -> tuple[tuple[list[dict], ...], str]:
+        """The exchanges before the current one: their public messages and their text
+        joined. Only the last block of the history takes messages, so the earlier ones
+        are fixed until the next exchange opens: gathered once per exchange (keyed on the
+        last block's identity), not on every step."""
+        last = self._history[-1]
+        if self._closed[0] is not last:
+            done = list(self._history)[:-1]
+            self._closed = (last, tuple(b.public for b in done), "\n\n".join(b.text() for b in done))
+        return self._closed[1], self._closed[2]
 
     def transcript(self) -> list[dict]:
         """The whole trajectory in OpenAI format (system prompt as at the end), when the

@@ -146,13 +146,17 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
         names = [v.name for v in harness.tools.values()]
         return ToolCall(cid, name, raw_text, error=f"unknown tool {name!r}{did_you_mean(name, names)}; tools now: {', '.join(names)}")
     if isinstance(raw, str):
-        if _too_deep(raw):
-            return ToolCall(cid, name, raw_text, canonical,
-                            error=f"arguments of {name} are nested deeper than {MAX_NESTING} levels")
-        try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except (ValueError, RecursionError) as exc:
-            return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} are not valid JSON: {exc}")
+        parsed = _ARGUMENTS.get(raw)
+        if parsed is None:
+            if _too_deep(raw):
+                return ToolCall(cid, name, raw_text, canonical,
+                                error=f"arguments of {name} are nested deeper than {MAX_NESTING} levels")
+            try:
+                parsed = json.loads(raw) if raw.strip() else {}
+            except (ValueError, RecursionError) as exc:
+                return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} are not valid JSON: {exc}")
+            _remember_arguments(raw, parsed)
+        raw = parsed
     if not isinstance(raw, dict):
         return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} must be a JSON object")
     renamed, to_canonical = fields[canonical]
@@ -184,6 +188,20 @@ def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str,
 
 
 _TABLES: dict[int, tuple] = {}
+
+def _remember_arguments(text: str, parsed: Any) -> None:
+    """Keep a parsed arguments object by its JSON text: a policy sends the same few
+    argument strings again and again (one product id after another). Only flat objects of
+    strings, numbers, booleans and nulls are kept: nothing in them can be changed, and
+    the call's own ``arguments`` is a new dict built from it (see :func:`_parse_call`)."""
+    if isinstance(parsed, dict) and all(type(v) in _SCALARS for v in parsed.values()):
+        if len(_ARGUMENTS) >= 4096:
+            _ARGUMENTS.clear()
+        _ARGUMENTS[text] = parsed
+
+
+_ARGUMENTS: dict[str, dict] = {}
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)

@@ -89,7 +89,16 @@ def retail(value: float, like: float, unit: float = 1.0) -> float:
         >>> retail(27.3, 24.99), retail(131.2, 129.0), retail(80.0, 89.9)
         (26.99, 131.0, 79.9)
     """
-    ending = round(like - math.floor(like / unit) * unit, 2)
+    return _retail(value, _ending(like, unit), unit)
+
+
+def _ending(like: float, unit: float = 1.0) -> float:
+    """The part of ``like`` below its whole ``unit`` (24.99 -> 0.99)."""
+    return round(like - math.floor(like / unit) * unit, 2)
+
+
+def _retail(value: float, ending: float, unit: float = 1.0) -> float:
+    """:func:`retail` with the ending read already."""
     whole = round((value - ending) / unit)
     out = round(whole * unit + ending, 2)
     return out if out > 0 else round(max(value, 0.01), 2)
@@ -117,10 +126,10 @@ def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generato
     u = rng.uniform(plan.lows, plan.highs).tolist() if plan.lows else []
     prices_pinned = ranges.prices.pinned
     products = []
-    for p, price_site, list_site, stock_site in plan.products:
+    for p, price_site, list_site, stock_site, endings in plan.products:
         value, bounds = _drawn(price_site, p.price, u)
-        price = p.price if prices_pinned else _within(retail(value, p.price), bounds, 1.0)
-        list_price = _list_price(p.price, p.list_price, price, list_site, u)
+        price = p.price if prices_pinned else _within(_retail(value, endings[0]), bounds, 1.0)
+        list_price = _list_price(p.price, p.list_price, price, list_site, u, endings[1])
         stock = p.stock if stock_site is None else _stock(_drawn(stock_site, float(p.stock), u))
         products.append(_replaced(p, {"price": price, "list_price": list_price, "stock": stock}))
     return catalog.with_products(tuple(products))
@@ -129,7 +138,8 @@ def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generato
 class _CatalogPlan(NamedTuple):
     """Where a catalog's draw takes its uniform numbers: the bounds of each draw in the
     order the draw makes them, and per product the sites of its price, list markup and
-    stock (``None`` where nothing is drawn). A site is ``(index, bounds, relative)``: the
+    stock (``None`` where nothing is drawn) and the endings (``.99``) of its file's price
+    and list price, which the drawn ones keep. A site is ``(index, bounds, relative)``: the
     number is ``u[index]``, times the base when ``relative`` (a jitter), inside
     ``bounds`` when they are absolute. It depends on the catalog file's values and the
     spec's ranges alone, never on the seed."""
@@ -168,7 +178,7 @@ def _catalog_plan(catalog: Catalog, ranges: WorldRanges) -> _CatalogPlan:
         list_site = site(ranges.list_prices, None) if p.list_price > p.price else None
         # (a product sold out in the file stays sold out: the campaign's restocks expect it)
         stock_site = site(ranges.stock, p.id) if p.stock != 0 and not ranges.stock.pinned else None
-        products.append((p, price_site, list_site, stock_site))
+        products.append((p, price_site, list_site, stock_site, (_ending(p.price), _ending(p.list_price))))
     plan = _CatalogPlan(lows, highs, tuple(products))
     if len(_PLANS) >= 64:
         _PLANS.clear()
@@ -187,13 +197,14 @@ def _drawn(site: tuple | None, base: float, u: list[float]) -> tuple[float, Boun
     return (base * u[index] if relative else u[index]), bounds
 
 
-def _list_price(base_price: float, base_list: float, price: float, site: tuple | None, u: list[float]) -> float:
+def _list_price(base_price: float, base_list: float, price: float, site: tuple | None, u: list[float],
+                ending: float) -> float:
     if base_list <= base_price:
         return price  # sold at list price in the file: no reference price to invent
     markup, bounds = _drawn(site, base_list / base_price, u)
     if bounds is not None:  # an absolute markup range
         markup = max(markup, 1.0)
-    list_price = retail(price * markup, base_list)
+    list_price = _retail(price * markup, ending)  # (the ending of base_list)
     while list_price <= price:
         list_price = round(list_price + 1.0, 2)
     return list_price

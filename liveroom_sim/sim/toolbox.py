@@ -15,7 +15,7 @@ from typing import NamedTuple
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
-from liveroom_sim.harness.tools import CATALOG_TOOLS, TOOLS
+from liveroom_sim.harness.tools import LASTING_TOOLS, TOOLS
 from liveroom_sim.world.market import Market
 
 
@@ -86,11 +86,11 @@ def run_tool(canonical: str, arguments: dict, harness: Harness, market: Market,
 
     Results depend only on the market and the harness, so they are memoised for the
     market's current version (any change to the market clears the memo), or, for the
-    tools that read only the catalog (:data:`CATALOG_TOOLS`), for the whole episode.
-    Both memos are keyed on the harness version too (errors name fields as it does).
+    tools that read only the catalog or the harness (:data:`LASTING_TOOLS`), for the
+    whole episode. Both are keyed on the harness version (errors name fields as it does).
     """
     key = ("tool", harness_version, canonical, repr(sorted(arguments.items())))
-    memo = market.lasting if canonical in CATALOG_TOOLS else market.memo
+    memo = market.lasting if canonical in LASTING_TOOLS else market.memo
     hit = memo.get(key)
     if hit is None:
         result = TOOLS[canonical].run(market, arguments, harness)

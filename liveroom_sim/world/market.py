@@ -40,8 +40,8 @@ class Market:
     style: Style = field(default_factory=Style)
     version: int = 0
     memo: dict = field(default_factory=dict)  # derived values, valid for one version
-    #: Derived values of the catalog alone (products, policies, orders), which no event
-    #: changes during an episode: valid for the whole episode, never cleared.
+    #: Derived values that no market event changes (of the catalog: products, policies,
+    #: orders; tool results keyed on the harness version): valid all episode, never cleared.
     lasting: dict = field(default_factory=dict)
 
     @classmethod

@@ -82,7 +82,7 @@ def _render(harness, market, language: str, room_info: dict, skills: frozenset[s
     if hit is not None and hit[0] is harness and hit[1] is market.rules and hit[2] is catalog:
         return hit[3]
     text = prompt.system_prompt(harness, market, language, room_info, skills)
-    if len(_PROMPTS) >= 512:
+    if len(_PROMPTS) >= 256:  # (a few per spec and harness state; a prompt is a few KB)
         _PROMPTS.clear()
     _PROMPTS[key] = (harness, market.rules, catalog, text)
     return text

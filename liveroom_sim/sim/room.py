@@ -290,7 +290,8 @@ class Room:
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s,
                           redundant_calls=redundant, **self._reasoning_fields())
-        return Turn("tool", self.reward_model.score(ctx), [], hooks=tuple(f"{h.type}:{h.action}" for h, _ in fired),
+        hooks = tuple(f"{h.type}:{h.action}" for h, _ in fired) if fired else ()
+        return Turn("tool", self.reward_model.score(ctx), [], hooks=hooks,
                     tool_errors=tuple(errors), tool_faults=tuple(faults), latency_s=latency)
 
     def _reasoning_fields(self) -> dict:

@@ -64,7 +64,7 @@ def run_tool_turn(action: Action, harness: Harness, market: Market, harness_vers
         calls.append({"id": call.id, "type": "function",
                       "function": {"name": call.name, "arguments": call.raw_arguments}})
         results.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    delay = faults.config.timeout_s if any(f["kind"] == "timeout" for f in hit) else 0.0
+    delay = faults.config.timeout_s if hit and any(f["kind"] == "timeout" for f in hit) else 0.0
     return ToolTurn(calls, results, errors, hit, delay)
 
 

@@ -165,7 +165,26 @@ class Harness(Frozen):
 
     def after(self, change) -> "Harness":
         """This harness after a campaign ``harness_change``: tools renamed (canonical name
-        -> new name) and a skill added or replaced."""
+        -> new name) and a skill added or replaced.
+
+        The same harness and the same change give the same object back (harnesses are
+        frozen): every episode of a spec makes the same changes (its events differ only
+        in their times), and what is kept per harness object (the rendered prompt, the
+        tool-name tables) is then built once per spec instead of once per episode. Keyed
+        on this harness's identity (the entry holds it) and on what the change changes.
+        """
+        key = (id(self), tuple(change.rename_tool.items()), change.skill, change.skill_text, change.skill_when,
+               change.skill_type, change.skill_description)
+        hit = _AFTER.get(key)
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        if len(_AFTER) >= 256:
+            _AFTER.clear()
+        after = self._after(change)
+        _AFTER[key] = (self, after)
+        return after
+
+    def _after(self, change) -> "Harness":
         tools = {k: v.model_copy(update={"name": change.rename_tool[k]}) if k in change.rename_tool else v
                  for k, v in self.tools.items()}
         skills = self.skills
@@ -184,6 +203,9 @@ class Harness(Frozen):
             if view.name == name:
                 return canonical
         return None
+
+
+_AFTER: dict[tuple, tuple] = {}
 
 
 def load_skill(path: Path) -> Skill:

@@ -74,11 +74,14 @@ def _replaced(model, update: dict):
     private attributes), as every model here is."""
     cls = model.__class__
     new = cls.__new__(cls)
-    object.__setattr__(new, "__dict__", {**model.__dict__, **update})
-    object.__setattr__(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
-    object.__setattr__(new, "__pydantic_extra__", model.__pydantic_extra__)
-    object.__setattr__(new, "__pydantic_private__", model.__pydantic_private__)
+    _set(new, "__dict__", {**model.__dict__, **update})
+    _set(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
+    _set(new, "__pydantic_extra__", model.__pydantic_extra__)
+    _set(new, "__pydantic_private__", model.__pydantic_private__)
     return new
+
+
+_set = object.__setattr__  # (a frozen model's own __setattr__ refuses)
 
 
 # ------------------------------------------------------------------------- prices
@@ -267,7 +270,7 @@ def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) 
     taken, out = set(old), {}
     for code in old:
         while True:
-            letters = "".join(chr(65 + int(i)) for i in rng.integers(0, 26, size=4))
+            letters = "".join(chr(65 + i) for i in rng.integers(0, 26, size=4).tolist())
             new = f"{letters}{int(rng.integers(10, 100))}"
             if new not in taken:
                 break

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 from typing import Literal
 
@@ -116,9 +117,9 @@ class ToolFaultPlan:
         self._pins = [[p, p.times] for p in config.pinned]
         self._denied: set[tuple[str, str]] = set()
         rates = config.faults
-        # The rates stacked, as Python floats (the same values numpy's cumsum gives):
-        # a draw reads them with bisect, not a numpy call per tool call.
-        self._stack: list[float] = np.cumsum([getattr(rates, k) for k in FAULT_KINDS]).tolist()
+        # The rates stacked (running sums, added in order as numpy's cumsum does), as
+        # Python floats: a draw reads them with bisect, not a numpy call per tool call.
+        self._stack: list[float] = list(itertools.accumulate(float(getattr(rates, k)) for k in FAULT_KINDS))
         self.enabled = config.on
 
     @property

@@ -21,7 +21,7 @@ from liveroom_sim.errors import SpecError
 from liveroom_sim.harness.tools import SKILL_TOOL  # (tools import no harness code: no cycle)
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import SkillType
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Frozen, replaced
 
 
 class PromptSection(Frozen):
@@ -185,7 +185,7 @@ class Harness(Frozen):
         return after
 
     def _after(self, change) -> "Harness":
-        tools = {k: v.model_copy(update={"name": change.rename_tool[k]}) if k in change.rename_tool else v
+        tools = {k: replaced(v, {"name": change.rename_tool[k]}) if k in change.rename_tool else v
                  for k, v in self.tools.items()}
         skills = self.skills
         if change.skill:
@@ -195,7 +195,7 @@ class Harness(Frozen):
             new = Skill(name=change.skill, type=change.skill_type, when=change.skill_when,
                         description=change.skill_description or first, instructions=text)
             skills = tuple(s for s in skills if s.name != change.skill) + (new,)
-        return self.model_copy(update={"tools": tools, "skills": skills})
+        return replaced(self, {"tools": tools, "skills": skills})
 
     def canonical_tool(self, name: str) -> str | None:
         """The canonical tool called ``name`` under this harness, or ``None``."""
@@ -232,7 +232,7 @@ def load_harness(folder: Path | str) -> Harness:
     unknown = sorted(set(base.tools) - known)
     if unknown:
         raise SpecError(folder / "harness.yaml", [f"field 'tools': unknown tools {unknown}; expected some of {sorted(known)}"])
-    harness = base.model_copy(update={"skills": base.skills + skills})
+    harness = replaced(base, {"skills": base.skills + skills})
     if harness.skills_on_demand:
         bare = [s.name for s in harness.skills if not s.description]
         if bare:

@@ -40,6 +40,7 @@ import numpy as np
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.campaign import Campaign
 from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.datafile import replaced
 from liveroom_sim.world.ranges import Bounds, CouponRanges, ProductSpread, Spread, WorldRanges
 
 __all__ = ["WorldRanges", "draw_world", "retail"]
@@ -65,23 +66,6 @@ def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, durati
     base_prices = {p.id: p.price for p in catalog.products}
     new_campaign = _draw_campaign(campaign, drawn, base_prices, ranges, duration_s, rng)
     return drawn, new_campaign
-
-
-def _replaced(model, update: dict):
-    """``model.model_copy(update=update)`` (a shallow copy with ``update`` set), made
-    without pydantic's generic copy: a reset copies about a hundred products and events,
-    and the generic copy was a quarter of it. Frozen data models only (no extra fields, no
-    private attributes), as every model here is."""
-    cls = model.__class__
-    new = cls.__new__(cls)
-    _set(new, "__dict__", {**model.__dict__, **update})
-    _set(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
-    _set(new, "__pydantic_extra__", model.__pydantic_extra__)
-    _set(new, "__pydantic_private__", model.__pydantic_private__)
-    return new
-
-
-_set = object.__setattr__  # (a frozen model's own __setattr__ refuses)
 
 
 # ------------------------------------------------------------------------- prices
@@ -134,7 +118,7 @@ def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generato
         price = p.price if prices_pinned else _within(_retail(value, endings[0]), bounds, 1.0)
         list_price = _list_price(p.price, p.list_price, price, list_site, u, endings[1])
         stock = p.stock if stock_site is None else _stock(_drawn(stock_site, float(p.stock), u))
-        products.append(_replaced(p, {"price": price, "list_price": list_price, "stock": stock}))
+        products.append(replaced(p, {"price": price, "list_price": list_price, "stock": stock}))
     return catalog.with_products(tuple(products))
 
 
@@ -238,7 +222,7 @@ def _draw_campaign(campaign: Campaign, catalog: Catalog, base_prices: dict[str, 
             if lowest is None:  # (the coupons change no price: one reading serves them all)
                 lowest = _lowest_prices(catalog, updates, campaign.events)
             _coupon_value(update, old, lowest, ranges.coupons, rng)
-    moved = tuple(_replaced(old, _noted(update, old)) for update, old in zip(updates, campaign.events))
+    moved = tuple(replaced(old, _noted(update, old)) for update, old in zip(updates, campaign.events))
     opening = swap.get(campaign.opening_product, campaign.opening_product)
     return Campaign.model_validate({"opening_product": opening, "events": moved})
 

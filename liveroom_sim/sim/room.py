@@ -92,6 +92,7 @@ class Room:
         self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng)
         self.clock = 0.0
         self.steps = 0
+        self._ends = (spec.stream.duration_s, spec.stream.max_steps)  # (read several times a step)
         self.returns = dict.fromkeys((*self.reward_model.components, "total"), 0.0)
         self.replies = 0
         self.blocked = 0
@@ -225,11 +226,11 @@ class Room:
     # ----------------------------------------------------------------------- stepping
     @property
     def terminated(self) -> bool:
-        return self.clock >= self.spec.stream.duration_s
+        return self.clock >= self._ends[0]
 
     @property
     def truncated(self) -> bool:
-        return not self.terminated and self.steps >= self.spec.stream.max_steps
+        return self.clock < self._ends[0] and self.steps >= self._ends[1]
 
     def step(self, action, latency_s: float | None = None) -> Turn:
         """Run one turn. Never raises on a bad action: it becomes an error and a penalty.

@@ -139,7 +139,8 @@ class _CatalogPlan(NamedTuple):
 def _catalog_plan(catalog: Catalog, ranges: WorldRanges) -> _CatalogPlan:
     # One plan per spec (keyed on the base catalog and the ranges, both frozen; the entry
     # holds them, so an id reused by another object never matches).
-    hit = _PLANS.get(id(catalog))
+    key = (id(catalog), id(ranges))
+    hit = _PLANS.get(key)
     if hit is not None and hit[0] is catalog and hit[1] is ranges:
         return hit[2]
     lows: list[float] = []
@@ -169,11 +170,11 @@ def _catalog_plan(catalog: Catalog, ranges: WorldRanges) -> _CatalogPlan:
     plan = _CatalogPlan(lows, highs, tuple(products))
     if len(_PLANS) >= 64:
         _PLANS.clear()
-    _PLANS[id(catalog)] = (catalog, ranges, plan)
+    _PLANS[key] = (catalog, ranges, plan)
     return plan
 
 
-_PLANS: dict[int, tuple] = {}
+_PLANS: dict[tuple[int, int], tuple] = {}
 
 
 def _drawn(site: tuple | None, base: float, u: list[float]) -> tuple[float, Bounds | None]:

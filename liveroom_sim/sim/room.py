@@ -202,7 +202,7 @@ class Room:
         update = room_update(self.clock, self.market, self.crowd, self.harness, self._notes, new)
         self._input_hooks = ()
         if any(h.type == "input_check" for h in self.harness.hooks):  # it reads what the update shows
-            shown = [*new[-12:], *(m for m in self.crowd.pending if m.viewer.present)]
+            shown = [*new[-12:], *self.crowd.waiting()]  # (waiting: read by the update just now)
             update, fired = check_input(update, shown, self.harness, self.world.phrasebook.cues.get("inject", ()))
             self._input_hooks = tuple(f"{h.type}:{h.action}" for h, _ in fired)
         self._notes = []

@@ -140,22 +140,26 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
         raw_text, raw = "", None  # unreadable arguments: reported below as not an object
     if not isinstance(name, str) or not name:
         return ToolCall(cid, str(name), raw_text, error="tool call without a function name")
-    canonical = harness.canonical_tool(name)
+    names, fields = _tables(harness)
+    canonical = names.get(name)
     if canonical is None:
         names = [v.name for v in harness.tools.values()]
         return ToolCall(cid, name, raw_text, error=f"unknown tool {name!r}{did_you_mean(name, names)}; tools now: {', '.join(names)}")
     if isinstance(raw, str):
-        if _too_deep(raw):
-            return ToolCall(cid, name, raw_text, canonical,
-                            error=f"arguments of {name} are nested deeper than {MAX_NESTING} levels")
-        try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except (ValueError, RecursionError) as exc:
-            return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} are not valid JSON: {exc}")
+        parsed = _ARGUMENTS.get(raw)
+        if parsed is None:
+            if _too_deep(raw):
+                return ToolCall(cid, name, raw_text, canonical,
+                                error=f"arguments of {name} are nested deeper than {MAX_NESTING} levels")
+            try:
+                parsed = json.loads(raw) if raw.strip() else {}
+            except (ValueError, RecursionError) as exc:
+                return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} are not valid JSON: {exc}")
+            _remember_arguments(raw, parsed)
+        raw = parsed
     if not isinstance(raw, dict):
         return ToolCall(cid, name, raw_text, canonical, error=f"arguments of {name} must be a JSON object")
-    renamed = harness.tools[canonical].fields
-    to_canonical = {shown: field for field, shown in renamed.items()}
+    renamed, to_canonical = fields[canonical]
     stale = [k for k in raw if k in renamed and k not in to_canonical]
     if stale:
         now = ", ".join(f"{k!r} is now {renamed[k]!r}" for k in stale)
@@ -163,6 +167,41 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
     args = {to_canonical.get(k, k): v for k, v in raw.items()}
     return ToolCall(cid, name, raw_text, canonical, args)
 
+
+def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str, str], dict[str, str]]]]:
+    """``(tool name -> canonical, canonical -> (its fields renamed, shown -> canonical))``
+    under ``harness``: what :meth:`Harness.canonical_tool` and the tool views say, built
+    once per harness state instead of on every call. Keyed on the harness object (a
+    harness is frozen; a change makes a new one), the entry holding it, so an id reused
+    after it is gone never matches; bounded, since augmentation makes one per episode."""
+    hit = _TABLES.get(id(harness))
+    if hit is None or hit[0] is not harness:
+        names: dict[str, str] = {}
+        for canonical, view in harness.tools.items():
+            names.setdefault(view.name, canonical)  # the first tool of a name, as canonical_tool
+        fields = {canonical: (view.fields, {shown: field for field, shown in view.fields.items()})
+                  for canonical, view in harness.tools.items()}
+        if len(_TABLES) >= 256:
+            _TABLES.clear()
+        hit = _TABLES[id(harness)] = (harness, names, fields)
+    return hit[1], hit[2]
+
+
+_TABLES: dict[int, tuple] = {}
+
+def _remember_arguments(text: str, parsed: Any) -> None:
+    """Keep a parsed arguments object by its JSON text: a policy sends the same few
+    argument strings again and again (one product id after another). Only flat objects of
+    strings, numbers, booleans and nulls are kept: nothing in them can be changed, and
+    the call's own ``arguments`` is a new dict built from it (see :func:`_parse_call`)."""
+    if isinstance(parsed, dict) and all(type(v) in _SCALARS for v in parsed.values()):
+        if len(_ARGUMENTS) >= 4096:
+            _ARGUMENTS.clear()
+        _ARGUMENTS[text] = parsed
+
+
+_ARGUMENTS: dict[str, dict] = {}
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)

@@ -27,7 +27,7 @@ from liveroom_sim.harness import augment_limits
 from liveroom_sim.harness.augment_skills import SKILL_OPERATORS
 from liveroom_sim.harness.core import Constraints, Harness
 from liveroom_sim.world import datafile
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Frozen, replaced
 from liveroom_sim.world.paths import ENVS_DIR
 
 OPERATORS = (
@@ -103,8 +103,8 @@ def _rename_tools(h: Harness, lang, rng, pools: Pools) -> Harness:
         options = [n for n in pools.tool_names.get(canonical, ()) if n not in taken and n != view.name]
         name = _pick(rng, options) if options else view.name
         taken.add(name)
-        tools[canonical] = view.model_copy(update={"name": name})
-    return h.model_copy(update={"tools": tools})
+        tools[canonical] = replaced(view, {"name": name})
+    return replaced(h, {"tools": tools})
 
 
 def _tool_fields(canonical: str) -> list[str]:
@@ -120,8 +120,8 @@ def _rename_fields(h: Harness, lang, rng, pools: Pools) -> Harness:
         for f in _tool_fields(canonical):
             if pools.field_names.get(f):
                 fields[f] = _pick(rng, pools.field_names[f])
-        tools[canonical] = view.model_copy(update={"fields": fields})
-    return h.model_copy(update={"tools": tools})
+        tools[canonical] = replaced(view, {"fields": fields})
+    return replaced(h, {"tools": tools})
 
 
 def _redescribe(h: Harness, lang, rng, pools: Pools) -> Harness:
@@ -134,20 +134,20 @@ def _redescribe(h: Harness, lang, rng, pools: Pools) -> Harness:
         docs = {f: _pick(rng, texts[f]) for f in _tool_fields(canonical) if texts.get(f)}
         if docs:
             update["field_descriptions"] = {**view.field_descriptions, **docs}
-        tools[canonical] = view.model_copy(update=update)
-    return h.model_copy(update={"tools": tools})
+        tools[canonical] = replaced(view, update)
+    return replaced(h, {"tools": tools})
 
 
 def _reorder_sections(h: Harness, lang, rng, pools: Pools) -> Harness:
     order = rng.permutation(len(h.sections))
-    return h.model_copy(update={"sections": tuple(h.sections[i] for i in order)})
+    return replaced(h, {"sections": tuple(h.sections[i] for i in order)})
 
 
 def _reformat(h: Harness, lang, rng, pools: Pools) -> Harness:
     titles = pools.section_titles.get(lang, {})
-    sections = tuple(s.model_copy(update={"title": _pick(rng, titles[s.name])}) if titles.get(s.name) else s
+    sections = tuple(replaced(s, {"title": _pick(rng, titles[s.name])}) if titles.get(s.name) else s
                      for s in h.sections)
-    return h.model_copy(update={"format": _pick(rng, ("markdown", "xml", "json")), "sections": sections})
+    return replaced(h, {"format": _pick(rng, ("markdown", "xml", "json")), "sections": sections})
 
 
 def _paraphrase_skills(h: Harness, lang, rng, pools: Pools) -> Harness:
@@ -158,13 +158,13 @@ def _paraphrase_skills(h: Harness, lang, rng, pools: Pools) -> Harness:
         for phrase, options in table.items():
             if phrase in text:
                 text = text.replace(phrase, _pick(rng, options))
-        skills.append(sk.model_copy(update={"instructions": text}))
-    return h.model_copy(update={"skills": tuple(skills)})
+        skills.append(replaced(sk, {"instructions": text}))
+    return replaced(h, {"skills": tuple(skills)})
 
 
 def _reorder_skills(h: Harness, lang, rng, pools: Pools) -> Harness:
     order = rng.permutation(len(h.skills))
-    return h.model_copy(update={"skills": tuple(h.skills[i] for i in order)})
+    return replaced(h, {"skills": tuple(h.skills[i] for i in order)})
 
 
 def _vary_constraints(h: Harness, lang, rng, pools: Pools) -> Harness:
@@ -178,7 +178,7 @@ def _vary_constraints(h: Harness, lang, rng, pools: Pools) -> Harness:
     for key in ("max_chars", "mention_format", "greeting", "sign_off"):
         if options(key):
             update[key] = _pick(rng, options(key))
-    return h.model_copy(update={"constraints": Constraints(**{**h.constraints.model_dump(), **update})})
+    return replaced(h, {"constraints": Constraints(**{**h.constraints.model_dump(), **update})})
 
 
 _OPS = {

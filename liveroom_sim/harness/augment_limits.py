@@ -34,6 +34,7 @@ from typing import Annotated, Union, get_args, get_origin
 import numpy as np
 
 from liveroom_sim.harness.core import Constraints, Harness
+from liveroom_sim.world.datafile import replaced
 
 #: Operators of this module, in the order they run (after the default ones).
 OPERATORS = ("reorder_items", "reorder_tools", "perturb_limits")
@@ -79,15 +80,15 @@ def reorder_items(h: Harness, lang: str, rng: np.random.Generator, limits=None) 
             out.append(s)
             continue
         order = rng.permutation(len(items))
-        out.append(s.model_copy(update={"text": joiner.join([*(items[i] for i in order), *tail])}))
-    return h.model_copy(update={"sections": tuple(out), "item_order": int(rng.integers(2**31))})
+        out.append(replaced(s, {"text": joiner.join([*(items[i] for i in order), *tail])}))
+    return replaced(h, {"sections": tuple(out), "item_order": int(rng.integers(2**31))})
 
 
 def reorder_tools(h: Harness, lang: str, rng: np.random.Generator, limits=None) -> Harness:
     """Offer the tools in another order."""
     names = list(h.tools)
     order = rng.permutation(len(names))
-    return h.model_copy(update={"tools": {names[i]: h.tools[names[i]] for i in order}})
+    return replaced(h, {"tools": {names[i]: h.tools[names[i]] for i in order}})
 
 
 def perturb_limits(h: Harness, lang: str, rng: np.random.Generator, limits: dict) -> Harness:
@@ -102,7 +103,7 @@ def perturb_limits(h: Harness, lang: str, rng: np.random.Generator, limits: dict
             update[name] = int(rng.integers(lo, hi + 1))
     if not update:
         return h
-    return h.model_copy(update={"constraints": h.constraints.model_copy(update=update)})
+    return replaced(h, {"constraints": replaced(h.constraints, update)})
 
 
 def check_limits(value: dict) -> dict:

@@ -26,7 +26,7 @@ import numpy as np
 
 from liveroom_sim.harness.core import Harness, RetryControl, Skill
 from liveroom_sim.world import datafile
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Frozen, replaced
 from liveroom_sim.world.paths import ENVS_DIR
 
 
@@ -56,7 +56,7 @@ def _pick(rng: np.random.Generator, options):
 
 
 def _skills(h: Harness, skills) -> Harness:
-    return h.model_copy(update={"skills": tuple(skills)})
+    return replaced(h, {"skills": tuple(skills)})
 
 
 def inject_noise_skills(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> Harness:
@@ -80,7 +80,7 @@ def inject_noise_skills(h: Harness, lang: str, rng: np.random.Generator, pools=N
 def mask_skill_names(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> Harness:
     """Replace skill names by opaque ids (``skill-07``); descriptions still say what each is for."""
     numbers = rng.choice(np.arange(1, 100), size=len(h.skills), replace=False)
-    return _skills(h, (s.model_copy(update={"name": f"skill-{int(n):02d}", "origin": s.key})
+    return _skills(h, (replaced(s, {"name": f"skill-{int(n):02d}", "origin": s.key})
                        for s, n in zip(h.skills, numbers)))
 
 
@@ -94,7 +94,7 @@ def rename_skills(h: Harness, lang: str, rng: np.random.Generator, pools=None) -
         if options:
             name = _pick(rng, options)
             taken.add(name.lower())
-            s = s.model_copy(update={"name": name, "origin": s.key})
+            s = replaced(s, {"name": name, "origin": s.key})
         out.append(s)
     return _skills(h, out)
 
@@ -102,7 +102,7 @@ def rename_skills(h: Harness, lang: str, rng: np.random.Generator, pools=None) -
 def redescribe_skills(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> Harness:
     """Rewrite skill descriptions with the pool's equivalents."""
     table = load_skill_pools().skill_descriptions.get(lang, {})
-    return _skills(h, (s.model_copy(update={"description": _pick(rng, table[s.key])}) if table.get(s.key) else s
+    return _skills(h, (replaced(s, {"description": _pick(rng, table[s.key])}) if table.get(s.key) else s
                        for s in h.skills))
 
 
@@ -125,7 +125,7 @@ def rewrite_skill_content(h: Harness, lang: str, rng: np.random.Generator, pools
             text = "\n".join(f"- {r}" for r in rules)
         else:
             text = ("" if lang == "zh" else " ").join(rules)
-        out.append(s.model_copy(update={"instructions": text or s.instructions}))
+        out.append(replaced(s, {"instructions": text or s.instructions}))
     return _skills(h, out)
 
 
@@ -144,7 +144,7 @@ def mask_skill_content(h: Harness, lang: str, rng: np.random.Generator, pools=No
             for m, kept in sorted(zip(examples, keep), key=lambda x: -x[0].start()):
                 if not kept:
                     text = text[:m.start()] + f"({mark})" + text[m.end():]
-            s = s.model_copy(update={"instructions": text})
+            s = replaced(s, {"instructions": text})
         out.append(s)
     return _skills(h, out)
 
@@ -156,7 +156,7 @@ def reorder_skill_content(h: Harness, lang: str, rng: np.random.Generator, pools
         rules = _sentences(s.instructions)
         if len(rules) > 1:
             order = rng.permutation(len(rules))
-            s = s.model_copy(update={"instructions": "\n".join(rules[i] for i in order)})
+            s = replaced(s, {"instructions": "\n".join(rules[i] for i in order)})
         out.append(s)
     return _skills(h, out)
 
@@ -166,7 +166,7 @@ def vary_retry(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> H
     options = load_skill_pools().retry.get("max_retries", ())
     if not options:
         return h
-    return h.model_copy(update={"retry": h.retry.model_copy(update={"max_retries": int(_pick(rng, options))})})
+    return replaced(h, {"retry": replaced(h.retry, {"max_retries": int(_pick(rng, options))})})
 
 
 def restructure_hook_messages(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> Harness:
@@ -175,7 +175,7 @@ def restructure_hook_messages(h: Harness, lang: str, rng: np.random.Generator, p
     options = table.get(lang, ()) if isinstance(table, dict) else ()
     if not options:
         return h
-    return h.model_copy(update={"retry": RetryControl(max_retries=h.retry.max_retries, message=_pick(rng, options))})
+    return replaced(h, {"retry": RetryControl(max_retries=h.retry.max_retries, message=_pick(rng, options))})
 
 
 def simulate_corrections(h: Harness, lang: str, rng: np.random.Generator, pools=None) -> Harness:
@@ -185,7 +185,7 @@ def simulate_corrections(h: Harness, lang: str, rng: np.random.Generator, pools=
     options = load_skill_pools().retry.get("simulated", ())
     if not options:
         return h
-    return h.model_copy(update={"retry": h.retry.model_copy(update={"simulated": float(_pick(rng, options))})})
+    return replaced(h, {"retry": replaced(h.retry, {"simulated": float(_pick(rng, options))})})
 
 
 #: The operators of this module, in the order :func:`liveroom_sim.harness.augment.augment`

@@ -21,7 +21,7 @@ from liveroom_sim.errors import SpecError
 from liveroom_sim.harness.tools import SKILL_TOOL  # (tools import no harness code: no cycle)
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import SkillType
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Frozen, replaced
 
 
 class PromptSection(Frozen):
@@ -165,8 +165,27 @@ class Harness(Frozen):
 
     def after(self, change) -> "Harness":
         """This harness after a campaign ``harness_change``: tools renamed (canonical name
-        -> new name) and a skill added or replaced."""
-        tools = {k: v.model_copy(update={"name": change.rename_tool[k]}) if k in change.rename_tool else v
+        -> new name) and a skill added or replaced.
+
+        The same harness and the same change give the same object back (harnesses are
+        frozen): every episode of a spec makes the same changes (its events differ only
+        in their times), and what is kept per harness object (the rendered prompt, the
+        tool-name tables) is then built once per spec instead of once per episode. Keyed
+        on this harness's identity (the entry holds it) and on what the change changes.
+        """
+        key = (id(self), tuple(change.rename_tool.items()), change.skill, change.skill_text, change.skill_when,
+               change.skill_type, change.skill_description)
+        hit = _AFTER.get(key)
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        if len(_AFTER) >= 256:
+            _AFTER.clear()
+        after = self._after(change)
+        _AFTER[key] = (self, after)
+        return after
+
+    def _after(self, change) -> "Harness":
+        tools = {k: replaced(v, {"name": change.rename_tool[k]}) if k in change.rename_tool else v
                  for k, v in self.tools.items()}
         skills = self.skills
         if change.skill:
@@ -176,7 +195,7 @@ class Harness(Frozen):
             new = Skill(name=change.skill, type=change.skill_type, when=change.skill_when,
                         description=change.skill_description or first, instructions=text)
             skills = tuple(s for s in skills if s.name != change.skill) + (new,)
-        return self.model_copy(update={"tools": tools, "skills": skills})
+        return replaced(self, {"tools": tools, "skills": skills})
 
     def canonical_tool(self, name: str) -> str | None:
         """The canonical tool called ``name`` under this harness, or ``None``."""
@@ -184,6 +203,9 @@ class Harness(Frozen):
             if view.name == name:
                 return canonical
         return None
+
+
+_AFTER: dict[tuple, tuple] = {}
 
 
 def load_skill(path: Path) -> Skill:
@@ -210,7 +232,7 @@ def load_harness(folder: Path | str) -> Harness:
     unknown = sorted(set(base.tools) - known)
     if unknown:
         raise SpecError(folder / "harness.yaml", [f"field 'tools': unknown tools {unknown}; expected some of {sorted(known)}"])
-    harness = base.model_copy(update={"skills": base.skills + skills})
+    harness = replaced(base, {"skills": base.skills + skills})
     if harness.skills_on_demand:
         bare = [s.name for s in harness.skills if not s.description]
         if bare:

@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from typing import Literal
 
@@ -115,7 +117,9 @@ class ToolFaultPlan:
         self._pins = [[p, p.times] for p in config.pinned]
         self._denied: set[tuple[str, str]] = set()
         rates = config.faults
-        self._stack = np.cumsum([getattr(rates, k) for k in FAULT_KINDS])
+        # The rates stacked (running sums, added in order as numpy's cumsum does), as
+        # Python floats: a draw reads them with bisect, not a numpy call per tool call.
+        self._stack: list[float] = list(itertools.accumulate(float(getattr(rates, k)) for k in FAULT_KINDS))
         self.enabled = config.on
 
     @property
@@ -164,7 +168,7 @@ class ToolFaultPlan:
             kind = "denied"
         if kind is None and self._stack[-1] > 0:
             u = self.rng.random()
-            hit = int(np.searchsorted(self._stack, u, side="right"))
+            hit = bisect.bisect_right(self._stack, u)  # (np.searchsorted's side="right")
             kind = FAULT_KINDS[hit] if hit < len(FAULT_KINDS) else None
         if kind == "denied":
             self._denied.add((canonical, subject))

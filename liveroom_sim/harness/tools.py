@@ -161,6 +161,11 @@ def _make_tool(fn: Callable[..., dict]) -> Tool:
                 model.model_json_schema())
 
 
+#: The tools whose result reads only the catalog (a product's details and terms, an
+#: order), which stays the same all episode, or only the harness (a skill); the others
+#: read the market's state now.
+LASTING_TOOLS = frozenset({"get_product", "get_policy", "get_order_status", SKILL_TOOL})
+
 TOOLS: dict[str, Tool] = {
     t.name: t for t in map(_make_tool, (get_product, get_price_stock, get_promotions, get_policy, get_order_status,
                                  load_skill))

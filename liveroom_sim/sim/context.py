@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from liveroom_sim.rewards.context import Question, TurnContext
 from liveroom_sim.sim.viewers import ChatMessage
 
@@ -13,8 +15,7 @@ def reply_context(room, text: str, target: ChatMessage | None, latency: float) -
     if target is not None:
         q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
                      room.clock - target.at, room._facts(target), target.payload, target.stated)
-    waiting = room.crowd.waiting_askers()
-    pending = sum(1 for m in room.crowd.waiting() if m.is_fact_question)
+    waiting, pending = _questions_waiting(room.crowd)
     since_pitch = room.clock - room.pitched_at if room.pitched_at >= room.featured_at else 1e9
     return TurnContext(
         "reply", text, room.market, room.harness, room.words, q, pending, tuple(room.recent_replies),
@@ -24,3 +25,22 @@ def reply_context(room, text: str, target: ChatMessage | None, latency: float) -
         failed_lookups=frozenset(room.lookups.failed) if room.lookups.failed else None,
         unavailable_lookups=frozenset(room.lookups.unavailable) if room.lookups.unavailable else None,
     )
+
+
+def _questions_waiting(crowd) -> tuple[tuple[str, ...], int]:
+    """The questions of fact waiting from viewers still present: their askers' names in
+    order (:meth:`Crowd.waiting_askers`) and how many there are, read in one pass.
+
+    Kept per crowd with the crowd's ``version``, which is bumped whenever the waiting
+    messages change (a viewer leaving included, as :meth:`Crowd.waiting` relies on); the
+    entry goes with the crowd (a weak key), so rooms of a vector env keep their own.
+    (Not the crowd's ``questions_waiting``: that counts messages of viewers who left.)
+    """
+    hit = _COUNTED.get(crowd)
+    if hit is None or hit[0] != crowd.version:
+        questions = [m for m in crowd.waiting() if m.is_fact_question]
+        hit = _COUNTED[crowd] = (crowd.version, tuple(dict.fromkeys(m.viewer.name for m in questions)), len(questions))
+    return hit[1], hit[2]
+
+
+_COUNTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

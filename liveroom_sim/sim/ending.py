@@ -22,7 +22,8 @@ def losses(room) -> tuple[int, int]:
 def losses_since(room, before: tuple[int, int]) -> tuple[int, int]:
     """What was lost since ``before`` (a :func:`losses`), plus, when this step truncated
     the episode, what the room would lose for the rest of the stream."""
-    expired, left = (now - then for now, then in zip(losses(room), before))
+    stats = room.crowd.stats
+    expired, left = stats.ignored - before[0], stats.left_unanswered - before[1]  # (losses(room) - before)
     if room.truncated and not room.settled:
         more = left_behind(room)
         expired, left = expired + more[0], left + more[1]

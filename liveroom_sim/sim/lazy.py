@@ -33,13 +33,11 @@ class LazyDict(dict):
     __slots__ = ("_builders",)
 
     def __init__(self, items: dict[str, Any]):
-        super().__init__()
-        self._builders: dict[str, Callable[[], Any]] = {}
-        for key, value in items.items():
-            if isinstance(value, Lazy):
-                self._builders[key] = value.build
-                value = _UNBUILT
-            dict.__setitem__(self, key, value)
+        super().__init__(items)
+        self._builders: dict[str, Callable[[], Any]] = {
+            key: value.build for key, value in items.items() if isinstance(value, Lazy)}
+        for key in self._builders:  # (in place: the entries keep their order)
+            dict.__setitem__(self, key, _UNBUILT)
 
     # -------------------------------------------------------------- reading one entry
     def __getitem__(self, key):

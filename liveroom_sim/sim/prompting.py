@@ -2,7 +2,10 @@
 
 A room's prompt depends on the harness, the market (featured product, rules, style) and
 the skills the waiting chat calls for; a stream alternates between a few of these, so
-recent prompts are kept by what they depend on.
+recent prompts are kept by what they depend on. The text is a pure function of those
+(and of the catalog's names and the room's name and language), never of the seed, so
+the prompts are kept for every room of the process: a new episode of a spec opens on the
+prompt the previous one rendered.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ class SystemPrompts:
 
     def __init__(self, room_info: dict, language: str):
         self.room_info, self.language = room_info, language
-        self._prompts: dict[tuple, str] = {}
+        self._room = (language, room_info["name"], room_info["host_name"])
         self._step = None
         self._market: tuple = (None, ())
+        self._shown: tuple | None = None  # (harness, market state, skills) of self._text
         self._text = ""
         self._skills_for = None
+        self._triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
         self._skill_hits: dict[int, frozenset[str]] = {}
 
     def text(self, harness, market, crowd) -> str:
@@ -28,27 +33,59 @@ class SystemPrompts:
             return self._text
         skills = self._active_skills(harness, crowd)
         if self._market[0] != market.version:  # most steps change only the waiting chat
-            self._market = (market.version, (market.featured, id(market.rules), repr(market.style)))
-        key = (id(harness), *self._market[1], skills)
+            self._market = (market.version, (market.featured, repr(market.style)))
         self._step = (crowd.version, market.version, harness)
-        # Waiting chat switches skills in and out, so a few prompts alternate: keep them.
-        text = self._prompts.get(key)
-        if text is None:
-            text = prompt.system_prompt(harness, market, self.language, self.room_info, skills)
-            if len(self._prompts) > 64:
-                self._prompts.clear()
-            self._prompts[key] = text
-        self._text = text
-        return text
+        shown = (harness, market.rules, self._market[1], skills)
+        last = self._shown
+        if last is not None and shown[0] is last[0] and shown[1] is last[1] and shown[2:] == last[2:]:
+            return self._text  # (the waiting chat changed, not what the prompt shows)
+        self._shown = shown
+        self._text = _render(harness, market, self.language, self.room_info, skills, self._room)
+        return self._text
 
     def _active_skills(self, harness, crowd) -> frozenset[str]:
         """Skills whose triggers appear in the waiting chat (each message read once)."""
         if self._skills_for is not harness:
+            # Per harness state: the triggered skills with their trigger words lower-cased
+            # once (what prompt.active_skills reads); none matter when the policy loads
+            # skills itself (the prompt then lists every skill the same way).
             self._skills_for, self._skill_hits = harness, {}
+            self._triggers = () if harness.skills_on_demand else tuple(
+                (sk.name, tuple(t.lower() for t in sk.triggers)) for sk in harness.skills if sk.when != "always")
+        triggers = self._triggers
+        if not triggers:
+            return _NONE
         hits = self._skill_hits
         active: set[str] = set()
         for m in crowd.pending:
-            if m.mid not in hits:
-                hits[m.mid] = prompt.active_skills(harness, m.text.lower())
-            active |= hits[m.mid]
-        return frozenset(active)
+            hit = hits.get(m.mid)
+            if hit is None:
+                text = m.text.lower()
+                hit = hits[m.mid] = frozenset(name for name, words in triggers if any(w in text for w in words))
+            if hit:
+                active |= hit
+        return frozenset(active) if active else _NONE
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _render(harness, market, language: str, room_info: dict, skills: frozenset[str], room: tuple) -> str:
+    """:func:`prompt.system_prompt`, kept by what it reads. Waiting chat switches skills in
+    and out, so a few prompts alternate in a room, and every episode of a spec opens on
+    the same few. Keyed on the harness, rule set and base catalog by identity (frozen
+    objects; the entry holds them, so an id reused by a later object never matches) and
+    on the featured product, the style, the skills and the room's language and names."""
+    catalog = market.catalog.base
+    key = (id(harness), id(market.rules), id(catalog), market.featured, repr(market.style), skills, room)
+    hit = _PROMPTS.get(key)
+    if hit is not None and hit[0] is harness and hit[1] is market.rules and hit[2] is catalog:
+        return hit[3]
+    text = prompt.system_prompt(harness, market, language, room_info, skills)
+    if len(_PROMPTS) >= 256:  # (a few per spec and harness state; a prompt is a few KB)
+        _PROMPTS.clear()
+    _PROMPTS[key] = (harness, market.rules, catalog, text)
+    return text
+
+
+_PROMPTS: dict[tuple, tuple] = {}

@@ -92,6 +92,7 @@ class Room:
         self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng)
         self.clock = 0.0
         self.steps = 0
+        self._ends = (spec.stream.duration_s, spec.stream.max_steps)  # (read several times a step)
         self.returns = dict.fromkeys((*self.reward_model.components, "total"), 0.0)
         self.replies = 0
         self.blocked = 0
@@ -115,6 +116,7 @@ class Room:
         self._input_hooks: tuple[str, ...] = ()
         self._corrections: np.random.Generator | None = None
         self._history: deque[Block] = deque(maxlen=spec.stream.history_turns)
+        self._closed: tuple = (None, (), "")  # see _closed_blocks
         self._notes: list[str] = []
         self._seen_chat = 0
         self._tools_for = None
@@ -141,21 +143,37 @@ class Room:
         """A function that returns :meth:`messages` as they are now, whenever it is
         called (for an ``info`` built on first read: the room moves on meanwhile)."""
         system = self._system_prompt()
-        parts = [(block.public, len(block.public)) for block in self._history]
+        closed, _ = self._closed_blocks()
+        public = self._history[-1].public
+        n = len(public)
 
         def messages() -> list[dict]:
             out = [{"role": "system", "content": system}]
-            for public, n in parts:  # a block only grows: its first n messages are as now
-                out.extend(public if len(public) == n else public[:n])
+            for done in closed:
+                out.extend(done)
+            out.extend(public if len(public) == n else public[:n])  # the last block only grows
             return out
 
         return messages
 
     def observation(self) -> str:
         """The next-turn prompt as text: :meth:`messages` flattened."""
-        parts = ["system: " + self._system_prompt()]
-        parts.extend(block.text() for block in self._history)
-        return "\n\n".join(parts)
+        closed, closed_text = self._closed_blocks()
+        head = "system: " + self._system_prompt()
+        if closed:
+            return "\n\n".join((head, closed_text, self._history[-1].text()))
+        return head + "\n\n" + self._history[-1].text()
+
+    def _closed_blocks(self) -> tuple[tuple[list[dict], ...], str]:
+        """The exchanges before the current one: their public messages and their text
+        joined. Only the last block of the history takes messages, so the earlier ones
+        are fixed until the next exchange opens: gathered once per exchange (keyed on the
+        last block's identity), not on every step."""
+        last = self._history[-1]
+        if self._closed[0] is not last:
+            done = list(self._history)[:-1]
+            self._closed = (last, tuple(b.public for b in done), "\n\n".join(b.text() for b in done))
+        return self._closed[1], self._closed[2]
 
     def transcript(self) -> list[dict]:
         """The whole trajectory in OpenAI format (system prompt as at the end), when the
@@ -184,7 +202,7 @@ class Room:
         update = room_update(self.clock, self.market, self.crowd, self.harness, self._notes, new)
         self._input_hooks = ()
         if any(h.type == "input_check" for h in self.harness.hooks):  # it reads what the update shows
-            shown = [*new[-12:], *(m for m in self.crowd.pending if m.viewer.present)]
+            shown = [*new[-12:], *self.crowd.waiting()]  # (waiting: read by the update just now)
             update, fired = check_input(update, shown, self.harness, self.world.phrasebook.cues.get("inject", ()))
             self._input_hooks = tuple(f"{h.type}:{h.action}" for h, _ in fired)
         self._notes = []
@@ -208,11 +226,11 @@ class Room:
     # ----------------------------------------------------------------------- stepping
     @property
     def terminated(self) -> bool:
-        return self.clock >= self.spec.stream.duration_s
+        return self.clock >= self._ends[0]
 
     @property
     def truncated(self) -> bool:
-        return not self.terminated and self.steps >= self.spec.stream.max_steps
+        return self.clock < self._ends[0] and self.steps >= self._ends[1]
 
     def step(self, action, latency_s: float | None = None) -> Turn:
         """Run one turn. Never raises on a bad action: it becomes an error and a penalty.
@@ -273,7 +291,8 @@ class Room:
         ctx = TurnContext("tool", "", self.market, self.harness, self.words, tool_calls=len(calls),
                           tool_errors=tuple(errors), latency_budget_s=self.spec.latency.budget_s,
                           redundant_calls=redundant, **self._reasoning_fields())
-        return Turn("tool", self.reward_model.score(ctx), [], hooks=tuple(f"{h.type}:{h.action}" for h, _ in fired),
+        hooks = tuple(f"{h.type}:{h.action}" for h, _ in fired) if fired else ()
+        return Turn("tool", self.reward_model.score(ctx), [], hooks=hooks,
                     tool_errors=tuple(errors), tool_faults=tuple(faults), latency_s=latency)
 
     def _reasoning_fields(self) -> dict:

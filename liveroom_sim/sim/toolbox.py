@@ -15,7 +15,7 @@ from typing import NamedTuple
 from liveroom_sim.harness.actions import Action
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
-from liveroom_sim.harness.tools import TOOLS
+from liveroom_sim.harness.tools import LASTING_TOOLS, TOOLS
 from liveroom_sim.world.market import Market
 
 
@@ -51,7 +51,7 @@ def run_tool_turn(action: Action, harness: Harness, market: Market, harness_vers
     for call in action.tool_calls:
         if call.error or refused:
             error = call.error or refused
-            content = json.dumps({"error": error}, ensure_ascii=False)
+            content = _to_json({"error": error})
         else:
             content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version)
             # Only a call the service accepted can fail in the service.
@@ -64,7 +64,7 @@ def run_tool_turn(action: Action, harness: Harness, market: Market, harness_vers
         calls.append({"id": call.id, "type": "function",
                       "function": {"name": call.name, "arguments": call.raw_arguments}})
         results.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    delay = faults.config.timeout_s if any(f["kind"] == "timeout" for f in hit) else 0.0
+    delay = faults.config.timeout_s if hit and any(f["kind"] == "timeout" for f in hit) else 0.0
     return ToolTurn(calls, results, errors, hit, delay)
 
 
@@ -85,15 +85,23 @@ def run_tool(canonical: str, arguments: dict, harness: Harness, market: Market,
     """A tool's result as the JSON text the policy reads, and its error if any.
 
     Results depend only on the market and the harness, so they are memoised for the
-    market's current version (any change to the market clears the memo).
+    market's current version (any change to the market clears the memo), or, for the
+    tools that read only the catalog or the harness (:data:`LASTING_TOOLS`), for the
+    whole episode. Both are keyed on the harness version (errors name fields as it does).
     """
     key = ("tool", harness_version, canonical, repr(sorted(arguments.items())))
-    memo = market.memo
-    if key not in memo:
+    memo = market.lasting if canonical in LASTING_TOOLS else market.memo
+    hit = memo.get(key)
+    if hit is None:
         result = TOOLS[canonical].run(market, arguments, harness)
         error = _shown_fields(harness, canonical, result["error"]) if "error" in result else None
-        memo[key] = (json.dumps({"error": error} if error else result, ensure_ascii=False), error)
-    return memo[key]
+        hit = memo[key] = (_to_json({"error": error} if error else result), error)
+    return hit
+
+
+#: ``json.dumps(value, ensure_ascii=False)`` with one encoder made once (``dumps`` makes
+#: a new encoder on every call that passes an option).
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _shown_fields(harness: Harness, canonical: str, error: str) -> str:

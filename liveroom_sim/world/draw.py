@@ -33,13 +33,14 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.campaign import Campaign
 from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.datafile import replaced
 from liveroom_sim.world.ranges import Bounds, CouponRanges, ProductSpread, Spread, WorldRanges
 
 __all__ = ["WorldRanges", "draw_world", "retail"]
@@ -67,20 +68,6 @@ def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, durati
     return drawn, new_campaign
 
 
-def _replaced(model, update: dict):
-    """``model.model_copy(update=update)`` (a shallow copy with ``update`` set), made
-    without pydantic's generic copy: a reset copies about a hundred products and events,
-    and the generic copy was a quarter of it. Frozen data models only (no extra fields, no
-    private attributes), as every model here is."""
-    cls = model.__class__
-    new = cls.__new__(cls)
-    object.__setattr__(new, "__dict__", {**model.__dict__, **update})
-    object.__setattr__(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
-    object.__setattr__(new, "__pydantic_extra__", model.__pydantic_extra__)
-    object.__setattr__(new, "__pydantic_private__", model.__pydantic_private__)
-    return new
-
-
 # ------------------------------------------------------------------------- prices
 def retail(value: float, like: float, unit: float = 1.0) -> float:
     """``value`` in whole ``unit`` steps with the ending of ``like`` (24.99 -> x.99).
@@ -89,7 +76,16 @@ def retail(value: float, like: float, unit: float = 1.0) -> float:
         >>> retail(27.3, 24.99), retail(131.2, 129.0), retail(80.0, 89.9)
         (26.99, 131.0, 79.9)
     """
-    ending = round(like - math.floor(like / unit) * unit, 2)
+    return _retail(value, _ending(like, unit), unit)
+
+
+def _ending(like: float, unit: float = 1.0) -> float:
+    """The part of ``like`` below its whole ``unit`` (24.99 -> 0.99)."""
+    return round(like - math.floor(like / unit) * unit, 2)
+
+
+def _retail(value: float, ending: float, unit: float = 1.0) -> float:
+    """:func:`retail` with the ending read already."""
     whole = round((value - ending) / unit)
     out = round(whole * unit + ending, 2)
     return out if out > 0 else round(max(value, 0.01), 2)
@@ -111,32 +107,99 @@ def _within(price: float, bounds: Bounds | None, unit: float) -> float:
 
 
 def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generator) -> Catalog:
+    plan = _catalog_plan(catalog, ranges)
+    # Every uniform draw of the catalog at once: the same numbers, in the same order, as
+    # one scalar draw per site (numpy draws an array element by element).
+    u = rng.uniform(plan.lows, plan.highs).tolist() if plan.lows else []
+    prices_pinned = ranges.prices.pinned
     products = []
-    for p in catalog.products:
-        value, bounds = ranges.prices.draw_for(p.id, p.price, rng)
-        price = p.price if ranges.prices.pinned else _within(retail(value, p.price), bounds, 1.0)
-        list_price = _list_price(p.price, p.list_price, price, ranges.list_prices, rng)
-        stock = _stock(p.id, p.stock, ranges.stock, rng)
-        products.append(_replaced(p, {"price": price, "list_price": list_price, "stock": stock}))
+    for p, price_site, list_site, stock_site, endings in plan.products:
+        value, bounds = _drawn(price_site, p.price, u)
+        price = p.price if prices_pinned else _within(_retail(value, endings[0]), bounds, 1.0)
+        list_price = _list_price(p.price, p.list_price, price, list_site, u, endings[1])
+        stock = p.stock if stock_site is None else _stock(_drawn(stock_site, float(p.stock), u))
+        products.append(replaced(p, {"price": price, "list_price": list_price, "stock": stock}))
     return catalog.with_products(tuple(products))
 
 
-def _list_price(base_price: float, base_list: float, price: float, spread: Spread, rng: np.random.Generator) -> float:
+class _CatalogPlan(NamedTuple):
+    """Where a catalog's draw takes its uniform numbers: the bounds of each draw in the
+    order the draw makes them, and per product the sites of its price, list markup and
+    stock (``None`` where nothing is drawn) and the endings (``.99``) of its file's price
+    and list price, which the drawn ones keep. A site is ``(index, bounds, relative)``: the
+    number is ``u[index]``, times the base when ``relative`` (a jitter), inside
+    ``bounds`` when they are absolute. It depends on the catalog file's values and the
+    spec's ranges alone, never on the seed."""
+
+    lows: list[float]
+    highs: list[float]
+    products: tuple[tuple, ...]
+
+
+def _catalog_plan(catalog: Catalog, ranges: WorldRanges) -> _CatalogPlan:
+    # One plan per spec (keyed on the base catalog and the ranges, both frozen; the entry
+    # holds them, so an id reused by another object never matches).
+    key = (id(catalog), id(ranges))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is catalog and hit[1] is ranges:
+        return hit[2]
+    lows: list[float] = []
+    highs: list[float] = []
+
+    def site(spread: Spread, product_id: str | None) -> tuple | None:
+        # What Spread.draw / ProductSpread.draw_for draw: an absolute range (the product's
+        # own, else the spread's), else a jitter around the base, else nothing.
+        bounds = spread.products.get(product_id, spread.range) if isinstance(spread, ProductSpread) else spread.range
+        if bounds is not None:
+            lows.append(bounds[0])
+            highs.append(bounds[1])
+            return (len(lows) - 1, bounds, False)
+        if spread.jitter:
+            lows.append(1 - spread.jitter)
+            highs.append(1 + spread.jitter)
+            return (len(lows) - 1, None, True)
+        return None
+
+    products = []
+    for p in catalog.products:
+        price_site = site(ranges.prices, p.id)
+        list_site = site(ranges.list_prices, None) if p.list_price > p.price else None
+        # (a product sold out in the file stays sold out: the campaign's restocks expect it)
+        stock_site = site(ranges.stock, p.id) if p.stock != 0 and not ranges.stock.pinned else None
+        products.append((p, price_site, list_site, stock_site, (_ending(p.price), _ending(p.list_price))))
+    plan = _CatalogPlan(lows, highs, tuple(products))
+    if len(_PLANS) >= 64:
+        _PLANS.clear()
+    _PLANS[key] = (catalog, ranges, plan)
+    return plan
+
+
+_PLANS: dict[tuple[int, int], tuple] = {}
+
+
+def _drawn(site: tuple | None, base: float, u: list[float]) -> tuple[float, Bounds | None]:
+    """A site's value (the base when nothing is drawn there) and its absolute bounds."""
+    if site is None:
+        return base, None
+    index, bounds, relative = site
+    return (base * u[index] if relative else u[index]), bounds
+
+
+def _list_price(base_price: float, base_list: float, price: float, site: tuple | None, u: list[float],
+                ending: float) -> float:
     if base_list <= base_price:
         return price  # sold at list price in the file: no reference price to invent
-    markup = spread.draw(base_list / base_price, rng)
-    if spread.range is not None:
+    markup, bounds = _drawn(site, base_list / base_price, u)
+    if bounds is not None:  # an absolute markup range
         markup = max(markup, 1.0)
-    list_price = retail(price * markup, base_list)
+    list_price = _retail(price * markup, ending)  # (the ending of base_list)
     while list_price <= price:
         list_price = round(list_price + 1.0, 2)
     return list_price
 
 
-def _stock(product_id: str, base: int, spread: ProductSpread, rng: np.random.Generator) -> int:
-    if base == 0 or spread.pinned:
-        return base  # sold out in the file: the campaign's restocks expect it
-    value, bounds = spread.draw_for(product_id, float(base), rng)
+def _stock(drawn: tuple[float, Bounds | None]) -> int:
+    value, bounds = drawn
     stock = int(round(value))
     if bounds is not None:
         stock = min(max(stock, math.ceil(bounds[0])), math.floor(bounds[1]))
@@ -149,15 +212,20 @@ def _draw_campaign(campaign: Campaign, catalog: Catalog, base_prices: dict[str, 
     swap = _featured_swap(campaign, ranges.featured_order, rng)
     times = _times([e.at for e in campaign.events], ranges.events.time_jitter_s, duration_s, rng)
     codes = _codes(campaign, ranges.coupons, rng)
+    # Each event's new field values, gathered pass by pass and copied onto the event once.
     # First pass: products and times (what the events are about, and when); second:
     # the money, once every price the stream will show is known.
-    moved = [_moved(e, at, swap, codes) for e, at in zip(campaign.events, times)]
-    moved = _priced(moved, campaign.events, catalog, base_prices)
-    moved = [_coupon_value(new, old.code, catalog, moved, ranges.coupons, rng) if isinstance(new, ev.CouponStart)
-             else new for new, old in zip(moved, campaign.events)]
-    moved = [_noted(new, old) for new, old in zip(moved, campaign.events)]
+    updates = [_moved(e, at, swap, codes) for e, at in zip(campaign.events, times)]
+    _priced(updates, campaign.events, catalog, base_prices)
+    lowest = None
+    for update, old in zip(updates, campaign.events):
+        if isinstance(old, ev.CouponStart):
+            if lowest is None:  # (the coupons change no price: one reading serves them all)
+                lowest = _lowest_prices(catalog, updates, campaign.events)
+            _coupon_value(update, old, lowest, ranges.coupons, rng)
+    moved = tuple(replaced(old, _noted(update, old)) for update, old in zip(updates, campaign.events))
     opening = swap.get(campaign.opening_product, campaign.opening_product)
-    return Campaign.model_validate({"opening_product": opening, "events": tuple(moved)})
+    return Campaign.model_validate({"opening_product": opening, "events": moved})
 
 
 def _featured_swap(campaign: Campaign, order: str, rng: np.random.Generator) -> dict[str, str]:
@@ -175,7 +243,8 @@ def _times(times: list[float], jitter: float, duration_s: float, rng: np.random.
     if not jitter or not times:
         return times
     last = math.nextafter(duration_s, 0.0)
-    drawn = [min(max(t + float(rng.uniform(-jitter, jitter)), 0.0), last) for t in times]
+    # (one draw per event, made at once: the same numbers as one call per event)
+    drawn = [min(max(t + u, 0.0), last) for t, u in zip(times, rng.uniform(-jitter, jitter, size=len(times)).tolist())]
     return [math.floor(t * 10) / 10 for t in sorted(drawn)]  # floor: never rounds up out of the stream
 
 
@@ -186,7 +255,7 @@ def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) 
     taken, out = set(old), {}
     for code in old:
         while True:
-            letters = "".join(chr(65 + int(i)) for i in rng.integers(0, 26, size=4))
+            letters = "".join(chr(65 + i) for i in rng.integers(0, 26, size=4).tolist())
             new = f"{letters}{int(rng.integers(10, 100))}"
             if new not in taken:
                 break
@@ -195,7 +264,8 @@ def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) 
     return out
 
 
-def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]):
+def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]) -> dict[str, Any]:
+    """An event's new time, and its products and coupon code after the swaps."""
     update: dict[str, Any] = {"at": at}
     fields = event.__dict__  # (a model's fields: getattr on a field an event lacks raises inside pydantic, slowly)
     pid = fields.get("product")
@@ -205,27 +275,28 @@ def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]):
         update["products"] = tuple(swap.get(p, p) for p in event.products)
     if fields.get("code") in codes:
         update["code"] = codes[event.code]
-    return _replaced(event, update)
+    return update
 
 
-def _noted(new, old):
+def _noted(update: dict[str, Any], old) -> dict[str, Any]:
     """Keep an event's note only while what it is about is the file's: a note written
     about the hoodie's $10 coupon would mislead about another product or value."""
-    # (what ``new.model_copy(update={"at": old.at}) == old`` says, without making the copy)
-    if type(new) is type(old) and {**new.__dict__, "at": old.at} == old.__dict__:
-        return new
-    return _replaced(new, {"note": ""})
+    fields = old.__dict__
+    if all(k == "at" or value == fields[k] for k, value in update.items()):
+        return update
+    return {**update, "note": ""}
 
 
-def _priced(moved: list, originals: tuple, catalog: Catalog, base_prices: dict[str, float]) -> list:
-    """Price changes and flash sales re-priced relative to the drawn prices in force."""
+def _priced(updates: list[dict[str, Any]], originals: tuple, catalog: Catalog, base_prices: dict[str, float]) -> None:
+    """Price changes and flash sales re-priced relative to the drawn prices in force
+    (into each event's ``updates``)."""
     base_now = {}  # (product in its slot) -> the file's price in force for that slot
     drawn_now = {p.id: p.price for p in catalog.products}
-    out = []
-    for new, old in zip(moved, originals):
-        if isinstance(new, ev.PriceChange):
+    for update, old in zip(updates, originals):
+        if isinstance(old, ev.PriceChange):
+            product = update.get("product", old.product)
             before_base = base_now.get(old.product, base_prices[old.product])
-            before = drawn_now[new.product]
+            before = drawn_now[product]
             price = retail(before * old.price / before_base, before)
             if old.price < before_base:
                 while price >= before and price > 1.0:
@@ -237,51 +308,51 @@ def _priced(moved: list, originals: tuple, catalog: Catalog, base_prices: dict[s
             else:
                 price = before
             base_now[old.product] = old.price
-            drawn_now[new.product] = price
-            new = _replaced(new, {"price": price})
-        elif isinstance(new, ev.FlashSaleStart):
+            drawn_now[product] = price
+            update["price"] = price
+        elif isinstance(old, ev.FlashSaleStart):
+            product = update.get("product", old.product)
             before_base = base_now.get(old.product, base_prices[old.product])
-            before = drawn_now[new.product]
+            before = drawn_now[product]
             ratio = old.price / before_base
             price = retail(before * ratio, before)
             while price >= before and price > 1.0:
                 price = round(price - 1.0, 2)
             if price >= before:
                 price = max(round(before * min(ratio, 0.9), 2), 0.01)
-            stock = catalog.by_id[new.product].stock
-            qty = min(new.quantity, stock) if new.quantity is not None and stock > 0 else new.quantity
-            new = _replaced(new, {"price": price, "quantity": qty})
-        out.append(new)
-    return out
+            stock = catalog.by_id[product].stock
+            qty = min(old.quantity, stock) if old.quantity is not None and stock > 0 else old.quantity
+            update["price"], update["quantity"] = price, qty
 
 
-def _lowest_prices(catalog: Catalog, events: list) -> dict[str, float]:
+def _lowest_prices(catalog: Catalog, updates: list[dict[str, Any]], originals: tuple) -> dict[str, float]:
     """The lowest price each product shows during the stream (changes and flash sales)."""
     low = {p.id: p.price for p in catalog.products}
-    for e in events:
-        if isinstance(e, (ev.PriceChange, ev.FlashSaleStart)):
-            low[e.product] = min(low[e.product], e.price)
+    for update, old in zip(updates, originals):
+        if isinstance(old, (ev.PriceChange, ev.FlashSaleStart)):
+            product = update.get("product", old.product)
+            low[product] = min(low[product], update["price"])
     return low
 
 
-def _coupon_value(event: ev.CouponStart, file_code: str, catalog: Catalog, events: list, coupons: CouponRanges,
-                  rng: np.random.Generator) -> ev.CouponStart:
-    bounds = coupons.by_code.get(file_code)
+def _coupon_value(update: dict[str, Any], event: ev.CouponStart, low: dict[str, float], coupons: CouponRanges,
+                  rng: np.random.Generator) -> None:
+    """A coupon's drawn value (into its ``update``; ``event`` is the file's coupon)."""
+    bounds = coupons.by_code.get(event.code)
     pinned = bounds is None and coupons.value.pinned
     if pinned and event.kind == "percent_off":
-        return event
+        return
     value = event.value if pinned else (float(rng.uniform(*bounds)) if bounds is not None
                                         else coupons.value.draw(event.value, rng))
     if event.kind == "percent_off":
         value = float(min(max(round(value), 1), 90))
     else:
-        low = _lowest_prices(catalog, events)
-        covered = event.products or tuple(low)
+        covered = update.get("products", event.products) or tuple(low)
         cap = min(low[p] for p in covered) if event.kind == "amount_off" else event.threshold
         value = value if pinned else float(max(round(value), 1))
         # A coupon never takes the whole price (or the whole threshold) off, even a pinned
         # one when the prices it applies to were drawn below it.
         if value >= cap:
             value = float(math.floor(cap / 2)) if cap >= 2 else round(cap / 2, 2)
-    return event if value == event.value else _replaced(event, {"value": value})
-
+    if value != event.value:
+        update["value"] = value

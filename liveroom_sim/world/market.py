@@ -40,6 +40,9 @@ class Market:
     style: Style = field(default_factory=Style)
     version: int = 0
     memo: dict = field(default_factory=dict)  # derived values, valid for one version
+    #: Derived values that no market event changes (of the catalog: products, policies,
+    #: orders; tool results keyed on the harness version): valid all episode, never cleared.
+    lasting: dict = field(default_factory=dict)
 
     @classmethod
     def open(cls, catalog: Catalog, featured: str, rules: RuleSet) -> "Market":

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer, _Weighted
+from liveroom_sim.sim.fitting import _Weighted
+from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer
 from liveroom_sim.spec import ViewerConfig
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.personas import FACT_INTENTS as _FACT_INTENTS, Persona
@@ -100,7 +101,9 @@ class Crowd:
         if not v.present:
             return None
         self._schedule(index, at)
-        msg = self.writer.write(v, at, len(self.chat), market, self.rng, [m.text for m in self.chat[-5:]])
+        writer = self.writer
+        recent = [m.text for m in self.chat[-5:]] if writer.phraser is not None else ()  # what an LLM phraser reads
+        msg = writer.write(v, at, len(self.chat), market, self.rng, recent)
         self._post(msg)
         return msg
 

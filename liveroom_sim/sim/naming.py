@@ -36,15 +36,17 @@ class NameBook:
     def name_for(self, persona: Persona, rng: np.random.Generator) -> str:
         """A handle for a new viewer of ``persona``, unused in this room."""
         phr = persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
-        free = [n for n in phr.names if stem(n) not in self.stems]
+        free = [n for n, s in _stems(phr.names) if s not in self.stems]
         pool = self.book.names
         if free and (pool is None or rng.random() < 0.75):
             return self._take(free[int(rng.integers(len(free)))])
         if pool is not None:
+            keys, values, highs = _draws(pool)
             for _ in range(40):
-                pattern = pool.patterns[int(rng.integers(len(pool.patterns)))]
-                parts = {k: v[int(rng.integers(len(v)))] for k, v in pool.parts.items()}
-                name = pattern.format(**parts)
+                # One call draws the pattern and each part: the same numbers, in the same
+                # order, as one ``integers`` call each (a room of hundreds tries many names).
+                i, *js = rng.integers(0, highs).tolist()
+                name = pool.patterns[i].format(**{k: v[j] for k, v, j in zip(keys, values, js)})
                 if stem(name) not in self.stems:
                     return self._take(name)
         if free:
@@ -59,3 +61,24 @@ class NameBook:
     def _take(self, name: str) -> str:
         self.stems.add(stem(name))
         return name
+
+
+@functools.lru_cache(maxsize=1024)
+def _stems(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each of a persona's handles with its stem (worked out once per persona)."""
+    return tuple((n, stem(n)) for n in names)
+
+
+_DRAWS: dict[int, tuple] = {}
+
+
+def _draws(pool) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], np.ndarray]:
+    """A name pool's part names, their values and the bound of each draw (patterns
+    first), kept per pool (with the pool, so an id is never another pool's)."""
+    hit = _DRAWS.get(id(pool))
+    if hit is None or hit[0] is not pool:
+        if len(_DRAWS) >= 64:
+            _DRAWS.clear()
+        highs = np.array([len(pool.patterns), *(len(v) for v in pool.parts.values())], dtype=np.int64)
+        hit = _DRAWS[id(pool)] = (pool, (tuple(pool.parts), tuple(pool.parts.values()), highs))
+    return hit[1]

@@ -81,6 +81,12 @@ def term(key: str, text: str, *extra: str) -> Fact:
     return Fact(key, text, forms=forms)
 
 
+#: Intents whose facts move with the market (prices, flash sales, stock, coupons); the
+#: facts of the others are kept in ``_FIXED`` (see :func:`required_facts`).
+MARKET_INTENTS = frozenset({"price", "stock", "promotion"})
+_FIXED: dict[tuple, tuple] = {}
+
+
 def required_facts(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
                    order_id: str | None = None) -> tuple[Fact, ...]:
     """The facts a correct answer to ``intent`` about the product (or order) contains now.
@@ -92,6 +98,25 @@ def required_facts(intent: str, product_id: str | None, market: Market, words: d
         words: The language's fixed phrases (phrasebook ``fact_words``), e.g. "sold out".
         order_id: The order asked about, for ``order_status``.
     """
+    if intent in MARKET_INTENTS:
+        return _about(intent, product_id, market, words, order_id)
+    # The other intents read only the product's (or order's) attributes and the words:
+    # kept per catalog base (a drawn catalog differs from it only in prices and stock)
+    # and words, each entry with the objects it is for, so an id is never another's.
+    base = market.catalog.base
+    key = (id(base), id(words), intent, product_id, order_id)
+    hit = _FIXED.get(key)
+    if hit is not None and hit[0] is base and hit[1] is words:
+        return hit[2]
+    facts = _about(intent, product_id, market, words, order_id)
+    if len(_FIXED) >= 8192:
+        _FIXED.clear()
+    _FIXED[key] = (base, words, facts)
+    return facts
+
+
+def _about(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
+           order_id: str | None) -> tuple[Fact, ...]:
     about = order_id if intent == "order_status" else product_id
     # (Fact(...) rather than dataclasses.replace: the same fact, without replace's field walk)
     return tuple(Fact(f.key, f.label, f.number, f.dim, f.forms, about)

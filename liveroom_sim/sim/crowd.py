@@ -134,8 +134,8 @@ class Crowd:
         if msg.intent in ("complaint", "follow_up", "troll"):
             return
         waiting = self._waiting
-        # (only the viewer's own messages can be the request it joins)
-        req = merge_target([waiting.get(n) for n in waiting.numbers(msg.viewer.name)], msg)
+        mine = waiting.numbers(msg.viewer.name)  # (only the viewer's own can be the request it joins)
+        req = merge_target([waiting.get(n) for n in mine], msg) if mine else None
         if req is not None:
             self.stats.questions += msg.is_fact_question and not req.is_fact_question
             waiting.replace(waiting.number_of(req), merge_into(req, msg))
@@ -154,6 +154,8 @@ class Crowd:
         but only those due and those of viewers who left are looked at.
         """
         waiting = self._waiting
+        if not self._gone and not waiting.any_due(now):
+            return []
         numbers = waiting.due(now)
         for name in self._gone:
             numbers.update(waiting.numbers(name))

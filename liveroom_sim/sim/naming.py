@@ -41,12 +41,10 @@ class NameBook:
         if free and (pool is None or rng.random() < 0.75):
             return self._take(free[int(rng.integers(len(free)))])
         if pool is not None:
-            keys, values, highs = _draws(pool)
             for _ in range(40):
-                # One call draws the pattern and each part: the same numbers, in the same
-                # order, as one ``integers`` call each (a room of hundreds tries many names).
-                i, *js = rng.integers(0, highs).tolist()
-                name = pool.patterns[i].format(**{k: v[j] for k, v, j in zip(keys, values, js)})
+                pattern = pool.patterns[int(rng.integers(len(pool.patterns)))]
+                parts = {k: v[int(rng.integers(len(v)))] for k, v in pool.parts.items()}
+                name = pattern.format(**parts)
                 if stem(name) not in self.stems:
                     return self._take(name)
         if free:
@@ -68,17 +66,3 @@ def _stems(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """Each of a persona's handles with its stem (worked out once per persona)."""
     return tuple((n, stem(n)) for n in names)
 
-
-_DRAWS: dict[int, tuple] = {}
-
-
-def _draws(pool) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], np.ndarray]:
-    """A name pool's part names, their values and the bound of each draw (patterns
-    first), kept per pool (with the pool, so an id is never another pool's)."""
-    hit = _DRAWS.get(id(pool))
-    if hit is None or hit[0] is not pool:
-        if len(_DRAWS) >= 64:
-            _DRAWS.clear()
-        highs = np.array([len(pool.patterns), *(len(v) for v in pool.parts.values())], dtype=np.int64)
-        hit = _DRAWS[id(pool)] = (pool, (tuple(pool.parts), tuple(pool.parts.values()), highs))
-    return hit[1]

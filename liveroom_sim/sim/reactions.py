@@ -75,8 +75,9 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     if first is not None:
         # The addressed viewer's message the reply answers best (the oldest on a tie).
         mine = [m for m in pending if m.viewer is first]
-        if len(mine) == 1:
-            return mine[0]
+        questions = [m for m in mine if m.is_fact_question]
+        if not questions or questions[0] is mine[0] and len(questions) == 1:
+            return mine[0]  # the best is the oldest whatever the reply states
         stated = _Stated(text)
         return max(mine, key=lambda m: stated.count(facts_of(m)) if m.is_fact_question else 0)
     if mentions(text, mention_format):
@@ -93,20 +94,36 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
 
 def _first_addressed(text: str, pending, mention_format: str):
     """The viewer of the oldest waiting message that ``text`` addresses (None: nobody
-    waiting is addressed). Each viewer's name is tried once, and none when the text
-    lacks the mention's opening ("@"): a mention can only match where that stands."""
+    waiting is addressed). Each viewer's name is tried once, and only when the text
+    holds its mention as plain text could (see :func:`_may_hold`)."""
     opening = mention_format.partition("{name}")[0]
-    if opening and opening.lower() == opening == opening.upper() and opening not in text:
-        # (uncased characters match only themselves, case-insensitively too)
-        return None
+    if opening and _uncased(opening) and opening not in text:
+        return None  # no mention can stand where its opening ("@") does not
+    low = text.lower() if text.isascii() else None
     tried = set()
     for m in pending:
         name = m.viewer.name
         if name not in tried:
-            if addresses(text, name, mention_format):
-                return m.viewer
             tried.add(name)
+            if _may_hold(text, low, mention_format.format(name=name)) and addresses(text, name, mention_format):
+                return m.viewer
     return None
+
+
+def _may_hold(text: str, low: str | None, mention: str) -> bool:
+    """False only when ``text`` cannot hold ``mention`` as the case-insensitive mention
+    pattern reads it: characters without case match only themselves, and in ASCII text
+    an ASCII mention matches only its own letters in either case (``low``: the text
+    lower-cased when it is ASCII)."""
+    if _uncased(mention):
+        return mention in text
+    if low is not None and mention.isascii():
+        return mention.lower() in low
+    return True
+
+
+def _uncased(s: str) -> bool:
+    return s.lower() == s == s.upper()
 
 
 class _Stated:

@@ -88,6 +88,10 @@ class Waiting:
         self._items[number].deadline = deadline
         heapq.heappush(self._due, (deadline, number))
 
+    def any_due(self, now: float) -> bool:
+        """Whether :meth:`due` may find a message (it finds none when this is False)."""
+        return bool(self._due) and self._due[0][0] <= now
+
     def due(self, now: float) -> set[int]:
         """The numbers of the messages whose deadline is ``now`` or earlier (their heap
         entries are taken: each must get a new deadline or go)."""

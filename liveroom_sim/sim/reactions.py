@@ -58,7 +58,7 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
         draws = rng.random(len(present))
         # chances are at most 0.9, so a draw of 0.009 or more never buys: only the few
         # below are looked at (in the order of the room, as before)
-        for i in np.flatnonzero(draws < 0.009):
+        for i in (draws < 0.009).nonzero()[0]:
             v, u = present[i], draws[i]
             if v is not (target.viewer if target else None) and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
                 bought += crowd.buy(v, featured, market)

@@ -55,6 +55,9 @@ class Voice:
     opener: Template | None = None
     closer: Template | None = None
     traits: dict[str, str] = field(default_factory=dict)
+    #: per intent, what :meth:`FitTable.extra` says of the opener and of the sign-off
+    #: (None: there is none), kept with the voice, whose opener and sign-off never change
+    checks: dict[str, tuple] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -281,17 +284,21 @@ class ChatWriter:
 
     def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator, fits: FitTable) -> str:
         """The body with the viewer's own opener and sign-off, when they suit the intent."""
-        opener = self._extra(voice.opener, _OPENER_P, intent, body, voice, rng, fits)
-        closer = self._extra(voice.closer, _CLOSER_P, intent, body, voice, rng, fits)
+        checks = voice.checks.get(intent)
+        if checks is None:
+            checks = voice.checks[intent] = tuple(None if t is None else fits.extra(t, intent)
+                                                  for t in (voice.opener, voice.closer))
+        opener = self._extra(voice.opener, checks[0], _OPENER_P, body, voice, rng)
+        closer = self._extra(voice.closer, checks[1], _CLOSER_P, body, voice, rng)
         if not opener and not closer:
             return body
         return " ".join(x for x in (opener, body, closer) if x)
 
-    def _extra(self, t: Template | None, p: float, intent: str, body: str, voice: Voice, rng, fits: FitTable) -> str:
+    def _extra(self, t: Template | None, check: tuple | None, p: float, body: str, voice: Voice, rng) -> str:
         """An opener or sign-off for this message, or "" (used with chance ``p``)."""
-        if t is None:
+        if check is None:
             return ""
-        usable, suits, fields = fits.extra(t, intent)
+        usable, suits, fields = check
         if not usable or rng.random() >= p:
             return ""
         if not suits:

@@ -55,7 +55,7 @@ class FitTable:
         self._lines: dict[tuple, tuple] = {}
         self._refit: dict[tuple, tuple] = {}
         self._second: dict[tuple, tuple] = {}
-        self._extra: dict[tuple, tuple] = {}
+        self._extras: dict[tuple, tuple] = {}
         self._book_slots = frozenset(book.slots) | {"host"}
 
     def lines(self, persona: Persona, intent: str, item, strikes: int, slots: dict,
@@ -64,7 +64,7 @@ class FitTable:
         (a product, or None), a viewer ignored ``strikes`` times and the ``slots`` at hand
         (a line needs each of its placeholders filled; when the host's words can be quoted,
         ``said``, the lines that quote them)."""
-        filled = tuple([k for k, v in slots.items() if v is not None and v != ""])
+        filled = tuple([k for k, v in slots.items() if v])  # (slot values are text or None)
         key = (id(persona), intent, item.id if item is not None else None, strikes, tuple(slots), filled, traits)
         hit = self._lines.get(key)
         if hit is not None and hit[0] is persona:
@@ -101,17 +101,23 @@ class FitTable:
             hit = self._second[key] = (persona, found)
         return hit[1]
 
-    def extra(self, t: Template, intent: str) -> tuple[bool, bool, frozenset[str]]:
-        """For an opener or sign-off ``t`` and a message of ``intent``: whether it may be
-        used at all (drawn for, then), whether it suits the intent once drawn (a "thanks!"
-        does not close a complaint), and its placeholders."""
-        key = (id(t), intent)
-        hit = self._extra.get(key)
-        if hit is None or hit[0] is not t:
-            usable = bool(t.text) and t.fits(intent=intent)
-            suits = not (intent in ("complaint", "follow_up") and intent not in t.intents)
-            hit = self._extra[key] = (t, (usable, suits, t.fields))
-        return hit[1]
+    def extras(self, opener: Template | None, closer: Template | None, intent: str) -> tuple:
+        """For a viewer's opener and sign-off and a message of ``intent``, each one's
+        ``(usable, suits, placeholders)`` (None: the viewer has none): whether it may be
+        used at all (drawn for, then), whether it suits the intent once drawn (a
+        "thanks!" does not close a complaint), and what it fills in."""
+        key = (id(opener), id(closer), intent)
+        hit = self._extras.get(key)
+        if hit is None or hit[0] is not opener or hit[1] is not closer:
+            checks = tuple(None if t is None else _extra_check(t, intent) for t in (opener, closer))
+            hit = self._extras[key] = (opener, closer, checks)
+        return hit[2]
+
+
+def _extra_check(t: Template, intent: str) -> tuple[bool, bool, frozenset[str]]:
+    usable = bool(t.text) and t.fits(intent=intent)
+    suits = not (intent in ("complaint", "follow_up") and intent not in t.intents)
+    return usable, suits, t.fields
 
 
 def _usable(lines, item, strikes: int, have: set[str]) -> list[Template]:

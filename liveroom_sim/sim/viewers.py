@@ -55,9 +55,6 @@ class Voice:
     opener: Template | None = None
     closer: Template | None = None
     traits: dict[str, str] = field(default_factory=dict)
-    #: per intent, what :meth:`FitTable.extra` says of the opener and of the sign-off
-    #: (None: there is none), kept with the voice, whose opener and sign-off never change
-    checks: dict[str, tuple] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -284,10 +281,7 @@ class ChatWriter:
 
     def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator, fits: FitTable) -> str:
         """The body with the viewer's own opener and sign-off, when they suit the intent."""
-        checks = voice.checks.get(intent)
-        if checks is None:
-            checks = voice.checks[intent] = tuple(None if t is None else fits.extra(t, intent)
-                                                  for t in (voice.opener, voice.closer))
+        checks = fits.extras(voice.opener, voice.closer, intent)
         opener = self._extra(voice.opener, checks[0], _OPENER_P, body, voice, rng)
         closer = self._extra(voice.closer, checks[1], _CLOSER_P, body, voice, rng)
         if not opener and not closer:

@@ -81,10 +81,9 @@ def term(key: str, text: str, *extra: str) -> Fact:
     return Fact(key, text, forms=forms)
 
 
-#: Intents whose facts move with the market (prices, flash sales, stock, coupons); the
-#: facts of the others are kept in ``_FIXED`` (see :func:`required_facts`).
+#: Intents whose facts move with the market: they read what :func:`_market_state` gives.
 MARKET_INTENTS = frozenset({"price", "stock", "promotion"})
-_FIXED: dict[tuple, tuple] = {}
+_KEPT: dict[tuple, tuple] = {}
 
 
 def required_facts(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
@@ -98,21 +97,32 @@ def required_facts(intent: str, product_id: str | None, market: Market, words: d
         words: The language's fixed phrases (phrasebook ``fact_words``), e.g. "sold out".
         order_id: The order asked about, for ``order_status``.
     """
-    if intent in MARKET_INTENTS:
-        return _about(intent, product_id, market, words, order_id)
-    # The other intents read only the product's (or order's) attributes and the words:
-    # kept per catalog base (a drawn catalog differs from it only in prices and stock)
-    # and words, each entry with the objects it is for, so an id is never another's.
+    # The facts read the product's (or order's) attributes, the words and, for a market
+    # intent, the little of the market its state holds: kept per catalog base (a drawn
+    # catalog differs from it only in prices and stock, which no attribute read here is),
+    # words and state, each entry with the objects it is for, so an id is never another's.
+    # (A purchase changes the market, but rarely what a question's answer is.)
     base = market.catalog.base
-    key = (id(base), id(words), intent, product_id, order_id)
-    hit = _FIXED.get(key)
+    state = _market_state(intent, product_id, market) if intent in MARKET_INTENTS else None
+    key = (id(base), id(words), intent, product_id, order_id, state)
+    hit = _KEPT.get(key)
     if hit is not None and hit[0] is base and hit[1] is words:
         return hit[2]
     facts = _about(intent, product_id, market, words, order_id)
-    if len(_FIXED) >= 8192:
-        _FIXED.clear()
-    _FIXED[key] = (base, words, facts)
+    if len(_KEPT) >= 8192:
+        _KEPT.clear()
+    _KEPT[key] = (base, words, facts)
     return facts
+
+
+def _market_state(intent: str, product_id: str, market: Market):
+    """All that the facts of a market intent about ``product_id`` read of the market."""
+    if intent == "price":
+        return market.price(product_id)
+    if intent == "stock":
+        return market.stock[product_id]
+    codes = tuple(c.code for c in market.coupons_for(product_id))  # promotion: the codes, else a flash price
+    return codes, (market.price(product_id) if not codes and product_id in market.flash else None)
 
 
 def _about(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],

@@ -280,8 +280,10 @@ class Crowd:
         The times are kept in a heap, so a step looks only at the viewers due (a room of
         hundreds costs what a room of ten does); they leave in the order they arrived.
         """
-        due = []
         heap = self._drift
+        if not heap or heap[0][0] > now:
+            return
+        due = []
         while heap and heap[0][0] <= now:
             at, order, v = heapq.heappop(heap)
             if v.present and at == _drift_at(v):
@@ -341,11 +343,15 @@ class Crowd:
     def buy_chance(self, v: Viewer, product_id: str, market: Market, quality: float) -> float:
         """Chance that ``v`` buys ``product_id`` after a reply of ``quality`` (0..1)."""
         p = v.persona
-        product = market.catalog.by_id[product_id]
-        ratio = market.price_after_coupons(product_id) / product.list_price
+        # What the market offers on the product (kept in its memo, valid while it is as now)
+        key = ("buy_terms", product_id)
+        terms = market.memo.get(key)
+        if terms is None:
+            ratio = market.price_after_coupons(product_id) / market.catalog.by_id[product_id].list_price
+            terms = market.memo[key] = (ratio, bool(market.coupons_for(product_id)), product_id in market.flash)
+        ratio, coupon, flash = terms
         price_factor = min(1.0, max(0.2, 1 - p.price_sensitivity * (ratio - 0.5)))
-        promo = 1 + 0.5 * p.coupon_response * bool(market.coupons_for(product_id)) \
-            + 0.5 * p.urgency_response * (product_id in market.flash)
+        promo = 1 + 0.5 * p.coupon_response * coupon + 0.5 * p.urgency_response * flash
         repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
         return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)
 

@@ -149,9 +149,9 @@ class ChatWriter:
         """A new message from ``viewer`` at ``now`` (its asks, wording and truth)."""
         persona = viewer.persona
         voice = viewer.voice or self.voice(viewer, rng)
-        intent = self._topic(persona).draw(rng.random())
+        intent = (self._topics.get(persona.name) or self._topic(persona)).draw(rng.random())
         catalog = market.catalog
-        fits = self._fits(catalog)
+        fits = self._fit if self._fit is not None and self._fit.catalog is catalog.base else self._fits(catalog)
         product = catalog.by_id[market.featured] if rng.random() < 0.6 else _pick(catalog.products, rng)
         fact = intent in _FACTS and intent != "order_status"
         if fact and not intent_fits(intent, product):

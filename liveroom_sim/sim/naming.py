@@ -65,4 +65,3 @@ class NameBook:
 def _stems(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """Each of a persona's handles with its stem (worked out once per persona)."""
     return tuple((n, stem(n)) for n in names)
-

@@ -76,7 +76,7 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
         # The addressed viewer's message the reply answers best (the oldest on a tie).
         mine = [m for m in pending if m.viewer is first]
         questions = [m for m in mine if m.is_fact_question]
-        if not questions or questions[0] is mine[0] and len(questions) == 1:
+        if not questions or (len(questions) == 1 and questions[0] is mine[0]):
             return mine[0]  # the best is the oldest whatever the reply states
         stated = _Stated(text)
         return max(mine, key=lambda m: stated.count(facts_of(m)) if m.is_fact_question else 0)

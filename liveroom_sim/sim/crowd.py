@@ -135,7 +135,7 @@ class Crowd:
             return
         waiting = self._waiting
         mine = waiting.numbers(msg.viewer.name)  # (only the viewer's own can be the request it joins)
-        req = merge_target([waiting.get(n) for n in mine], msg) if mine else None
+        req = merge_target([waiting.get(n) for n in mine], msg) if mine and msg.intent not in ("bait", "inject") else None
         if req is not None:
             self.stats.questions += msg.is_fact_question and not req.is_fact_question
             waiting.replace(waiting.number_of(req), merge_into(req, msg))
@@ -255,6 +255,14 @@ class Crowd:
             msgs = tuple(m for m in pending if m.viewer.present) if self._gone else tuple(pending)
             hit = self._sums["present_pending"] = (self.version, msgs)
         return hit[1]
+
+    def waiting_of(self, v: Viewer) -> list[ChatMessage]:
+        """``v``'s waiting messages, oldest first (none once it left): those of
+        :meth:`waiting` that are ``v``'s, without looking at anyone else's."""
+        if not v.present:
+            return []
+        waiting = self._waiting
+        return [waiting.get(n) for n in waiting.numbers(v.name)]
 
     def waiting_askers(self) -> tuple[str, ...]:
         """The names of present viewers with a question of fact waiting, in order."""

@@ -74,7 +74,7 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     first = _first_addressed(text, pending, mention_format)
     if first is not None:
         # The addressed viewer's message the reply answers best (the oldest on a tie).
-        mine = [m for m in pending if m.viewer is first]
+        mine = crowd.waiting_of(first)
         questions = [m for m in mine if m.is_fact_question]
         if not questions or (len(questions) == 1 and questions[0] is mine[0]):
             return mine[0]  # the best is the oldest whatever the reply states

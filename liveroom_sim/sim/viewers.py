@@ -268,11 +268,12 @@ class ChatWriter:
             lines = list(self.book.viewer[intent][:1])
         return self._fill(_pick(lines, rng).text, voice, rng, slots)
 
-    def _fill(self, text: str, voice: Voice, rng: np.random.Generator, slots: dict[str, str | None] = {}) -> str:
+    def _fill(self, text: str, voice: Voice, rng: np.random.Generator, slots: dict[str, str | None] | None = None) -> str:
         values = {"host": self.host, **voice.traits}
-        for k, v in slots.items():
-            if v is not None:
-                values[k] = v
+        if slots:
+            if None in slots.values():  # an unset slot is left to the traits or the book
+                slots = {k: v for k, v in slots.items() if v is not None}
+            values.update(slots)
         fields = placeholders(text)
         if not fields <= values.keys():  # a slot no one filled: drawn from the book
             for name in fields - set(values):

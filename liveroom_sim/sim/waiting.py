@@ -60,7 +60,11 @@ class Waiting:
         n = self._next
         self._next += 1
         self._items[n] = msg
-        self._mine.setdefault(msg.viewer.name, []).append(n)
+        mine = self._mine.get(msg.viewer.name)
+        if mine is None:
+            self._mine[msg.viewer.name] = [n]
+        else:
+            mine.append(n)
         heapq.heappush(self._due, (msg.deadline, n))
         self.facts += msg.is_fact_question
         self._list = None

@@ -53,6 +53,8 @@ def test_crowd_bookkeeping_matches_a_scan_every_step():
         assert crowd.waiting() == tuple(m for m in crowd.pending if m.viewer.present)
         assert crowd.questions_waiting() == sum(m.is_fact_question for m in crowd.pending)
         assert crowd.present == [v for v in crowd.viewers if v.present]
+        for v in crowd.present:
+            assert crowd.waiting_of(v) == [m for m in crowd.waiting() if m.viewer is v]
         if terminated or truncated:
             break
     assert crowd.stats.left_unanswered > 0 and crowd.stats.answered > 0

@@ -64,9 +64,10 @@ class Crowd:
         self.version = 0  # bumped whenever the waiting messages change
         self.present_version = 0  # bumped whenever a viewer arrives or leaves
         self._sums: dict[str, tuple] = {}  # derived values, each with the version it is for
-        # (when, arrival order, viewer) of each viewer's drift-out time, pushed again when
-        # its satisfaction changes (an entry whose time is no longer the viewer's is skipped)
-        self._drift: list[tuple[float, int, Viewer]] = []
+        # (when, arrival order) of each viewer's drift-out time, pushed again when its
+        # satisfaction changes (an entry whose time is no longer the viewer's is skipped);
+        # numbers only, so the cyclic GC stops tracking the entries
+        self._drift: list[tuple[float, int]] = []
         self._order: dict[str, int] = {}  # viewer name (unique in a room) -> arrival order
         self._rate = config.arrivals_per_min / 60.0
         self.schedule_arrival(0.0)
@@ -100,7 +101,7 @@ class Crowd:
         self._present_list = None
         self.present_version += 1
         self._order[v.name] = len(self.viewers) - 1
-        heapq.heappush(self._drift, (_drift_at(v), len(self.viewers) - 1, v))
+        heapq.heappush(self._drift, (_drift_at(v), len(self.viewers) - 1))
         self.stats.arrived += 1
         self._schedule(len(self.viewers) - 1, opening_start(now, self.stats.messages))
         return v
@@ -280,7 +281,7 @@ class Crowd:
         """Set ``v``'s satisfaction (which moves when it drifts out)."""
         v.satisfaction = satisfaction
         if v.present:
-            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name], v))
+            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name]))
 
     def drift_out(self, now: float) -> None:
         """Viewers whose dwell time is over leave; satisfied viewers stay longer.
@@ -291,9 +292,10 @@ class Crowd:
         heap = self._drift
         if not heap or heap[0][0] > now:
             return
-        due = []
+        due, viewers = [], self.viewers
         while heap and heap[0][0] <= now:
-            at, order, v = heapq.heappop(heap)
+            at, order = heapq.heappop(heap)
+            v = viewers[order]
             if v.present and at == _drift_at(v):
                 due.append((order, v))
         for _, v in sorted(due, key=lambda d: d[0]):

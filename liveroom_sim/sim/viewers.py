@@ -169,7 +169,7 @@ class ChatWriter:
             msg.ref = _pick(product.aliases or (product.name,), rng)
             msg.body = bait.text.format(product=msg.ref, host=self.host)
             msg.payload, msg.product = bait.payload, product.id
-            msg.asks = (Ask(intent, product.id),)
+            msg.asks = _asks(intent, product.id, None, ())
         else:
             order = _pick(catalog.orders, rng).id if intent == "order_status" else None
             pid = product.id if fact else None
@@ -182,13 +182,13 @@ class ChatWriter:
             msg.body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
                                   {"product": msg.ref, "order": order or ""})
             words = self.book.fact_words
-            asks = (Ask(intent, pid, order, _truth(intent, pid, order, market, words)),)
+            asks = _asks(intent, pid, order, _truth(intent, pid, order, market, words))
+            truth = asks[0].truth
             if second is not None:
                 tail = self._fill(_pick(second[1][second_intent], rng).text, voice, rng)
                 msg.body = msg.body.rstrip("?？!！ ") + _pick(self.book.joiners, rng) + tail
-                asks += (Ask(second_intent, pid, None, _truth(second_intent, pid, None, market, words)),)
-            msg.product, msg.order, msg.asks = pid, order, asks
-            msg.truth = asks[0].truth if len(asks) == 1 else asks[0].truth + asks[1].truth
+                asks, truth = _pair(asks, _asks(second_intent, pid, None, _truth(second_intent, pid, None, market, words)))
+            msg.product, msg.order, msg.asks, msg.truth = pid, order, asks, truth
         msg.text = self._dress(voice, intent, msg.body, rng, fits)
         if self.phraser is not None:
             self._rephrase(msg, persona, market, rng, list(recent))
@@ -333,6 +333,35 @@ class ChatWriter:
             self.phrased += 1
         else:  # the model changed what is asked: the template stands
             self.fell_back += 1
+
+
+#: Asks shared by every message (of any room) that asks the same: an Ask is immutable and
+#: never told apart by identity, and sharing spares the cyclic GC two objects per message
+#: kept in the chat (64 rooms side by side keep many). One-ask tuples are keyed on intent,
+#: product, order and the truth tuple's identity, two-ask tuples (with their facts) on the
+#: two Asks'; what an id is of is kept in the entry, so the id is no other's while it lives.
+_ASKS: dict[tuple, tuple[tuple[Fact, ...], tuple[Ask]]] = {}
+_PAIRS: dict[tuple[int, int], tuple[Ask, Ask, tuple[Ask, Ask], tuple[Fact, ...]]] = {}
+
+
+def _asks(intent: str, product: str | None, order: str | None, truth: tuple[Fact, ...]) -> tuple[Ask]:
+    hit = _ASKS.get((intent, product, order, id(truth)))
+    if hit is None or hit[0] is not truth:
+        if len(_ASKS) >= 8192:
+            _ASKS.clear()
+        hit = _ASKS[intent, product, order, id(truth)] = (truth, (Ask(intent, product, order, truth),))
+    return hit[1]
+
+
+def _pair(first: tuple[Ask], second: tuple[Ask]) -> tuple[tuple[Ask, Ask], tuple[Fact, ...]]:
+    """The asks of a two-ask message and their facts together."""
+    a, b = first[0], second[0]
+    hit = _PAIRS.get((id(a), id(b)))
+    if hit is None or hit[0] is not a or hit[1] is not b:
+        if len(_PAIRS) >= 8192:
+            _PAIRS.clear()
+        hit = _PAIRS[id(a), id(b)] = (a, b, (a, b), a.truth + b.truth)
+    return hit[2], hit[3]
 
 
 def _truth(intent: str, product: str | None, order: str | None, market: Market, words) -> tuple[Fact, ...]:

@@ -1,7 +1,8 @@
 """The chat history the policy is shown: exchanges of a room update and what followed.
 
 The room keeps the messages' flattened text (and, when it records, the message dicts);
-the policy is handed copies, so nothing a policy does to them reaches the room.
+the policy is handed the dicts (copies, when they are recorded), so nothing a policy does
+to them reaches the room.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ class Block:
     _text_of: int = 0  # how many of the texts _text joins
 
     def add(self, *messages: dict) -> None:
-        """Append messages. The room keeps their text (and the record the dicts); the
-        policy is handed copies, so nothing a policy does to them reaches the room."""
-        # (The dicts themselves are not kept otherwise: nothing reads them again, and a
-        # tool turn's nested ones would only be more objects for the cyclic GC.)
+        """Append messages (fresh dicts: the block takes them over). The room keeps
+        their text; the policy is handed the dicts, or copies when the room records
+        them, so nothing a policy does to them reaches the room."""
+        # (Nothing of the room reads the dicts again: copying them for the policy only
+        # made a tool turn's nested dicts twice over, more objects for the cyclic GC.)
         for m in messages:
             self.texts.append(flatten_message(m))
-            self.public.append(_copy_message(m))
-        if self.record is not None:
+        if self.record is None:
+            self.public.extend(messages)
+        else:
+            self.public.extend(_copy_message(m) for m in messages)
             self.record.extend(messages)
 
     def text(self) -> str:

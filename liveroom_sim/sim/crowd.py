@@ -6,7 +6,6 @@ and to react to a delivered reply.
 
 from __future__ import annotations
 
-import dataclasses
 import copy
 import heapq
 import math
@@ -15,10 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer, _Weighted
+from liveroom_sim.sim.fitting import _Weighted
+from liveroom_sim.sim.requests import MERGE_WINDOW_S, OPENING_CHAT_S, merge_into, merge_target, opening_start
+from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer
+from liveroom_sim.sim.waiting import Waiting
 from liveroom_sim.spec import ViewerConfig
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.personas import FACT_INTENTS as _FACT_INTENTS, Persona
+from liveroom_sim.world.personas import Persona
+
+__all__ = ["Crowd", "CrowdStats", "MERGE_WINDOW_S", "OPENING_CHAT_S", "opening_start"]
 
 
 @dataclass(slots=True)
@@ -37,15 +41,22 @@ class CrowdStats:
 
 
 class Crowd:
-    """All viewers of one episode and their pending messages."""
+    """All viewers of one episode and their pending messages.
+
+    ``present`` (viewers in the room, in arrival order) and ``pending`` (messages
+    waiting for an answer, oldest first; a viewer's stay there until the next
+    :meth:`expire` after it left) are lists made again only after a change: read-only.
+    """
 
     def __init__(self, config: ViewerConfig, personas: dict[str, Persona], writer: ChatWriter,
                  language: str, rng: np.random.Generator):
         self.config, self.personas, self.writer, self.language, self.rng = config, personas, writer, language, rng
         self.mix = _Weighted(dict(config.mix))
         self.viewers: list[Viewer] = []
-        self.present: list[Viewer] = []
-        self.pending: list[ChatMessage] = []
+        self._present: dict[str, Viewer] = {}  # viewer name (unique in a room) -> viewer, in arrival order
+        self._present_list: list[Viewer] | None = []
+        self._waiting = Waiting()
+        self._gone: list[str] = []  # viewers who left with messages waiting (dropped at the next expire)
         self.chat: list[ChatMessage] = []
         self.stats = CrowdStats()
         self._heap: list[tuple[float, int, int]] = []
@@ -53,12 +64,23 @@ class Crowd:
         self.version = 0  # bumped whenever the waiting messages change
         self.present_version = 0  # bumped whenever a viewer arrives or leaves
         self._sums: dict[str, tuple] = {}  # derived values, each with the version it is for
-        # (when, arrival order, viewer) of each viewer's drift-out time, pushed again when
-        # its satisfaction changes (an entry whose time is no longer the viewer's is skipped)
-        self._drift: list[tuple[float, int, Viewer]] = []
+        # (when, arrival order) of each viewer's drift-out time, pushed again when its
+        # satisfaction changes (an entry whose time is no longer the viewer's is skipped);
+        # numbers only, so the cyclic GC stops tracking the entries
+        self._drift: list[tuple[float, int]] = []
         self._order: dict[str, int] = {}  # viewer name (unique in a room) -> arrival order
         self._rate = config.arrivals_per_min / 60.0
         self.schedule_arrival(0.0)
+
+    @property
+    def present(self) -> list[Viewer]:
+        if self._present_list is None:
+            self._present_list = list(self._present.values())
+        return self._present_list
+
+    @property
+    def pending(self) -> list[ChatMessage]:
+        return self._waiting.messages()
 
     def _after(self, now: float, rate: float) -> float:
         return now + self.rng.exponential(1.0 / rate) if rate > 0 else math.inf
@@ -69,16 +91,17 @@ class Crowd:
 
     def arrive(self, now: float) -> Viewer | None:
         """A new viewer of a persona drawn from the mix (None when the room is full)."""
-        if len(self.present) >= self.config.max_present:
+        if len(self._present) >= self.config.max_present:
             return None
         persona = self.personas[self.mix.draw(self.rng.random())]
         name = self.writer.names.name_for(persona, self.rng)
         v = Viewer(name, persona, now, now + self.rng.exponential(persona.dwell_s))
         self.viewers.append(v)
-        self.present.append(v)
+        self._present[v.name] = v
+        self._present_list = None
         self.present_version += 1
         self._order[v.name] = len(self.viewers) - 1
-        heapq.heappush(self._drift, (_drift_at(v), len(self.viewers) - 1, v))
+        heapq.heappush(self._drift, (_drift_at(v), len(self.viewers) - 1))
         self.stats.arrived += 1
         self._schedule(len(self.viewers) - 1, opening_start(now, self.stats.messages))
         return v
@@ -100,7 +123,9 @@ class Crowd:
         if not v.present:
             return None
         self._schedule(index, at)
-        msg = self.writer.write(v, at, len(self.chat), market, self.rng, [m.text for m in self.chat[-5:]])
+        writer = self.writer
+        recent = [m.text for m in self.chat[-5:]] if writer.phraser is not None else ()  # what an LLM phraser reads
+        msg = writer.write(v, at, len(self.chat), market, self.rng, recent)
         self._post(msg)
         return msg
 
@@ -109,61 +134,83 @@ class Crowd:
         self.stats.messages += 1
         if msg.intent in ("complaint", "follow_up", "troll"):
             return
-        req = merge_target(self.pending, msg)
+        waiting = self._waiting
+        mine = waiting.numbers(msg.viewer.name)  # (only the viewer's own can be the request it joins)
+        req = merge_target([waiting.get(n) for n in mine], msg) if mine and msg.intent not in ("bait", "inject") else None
         if req is not None:
             self.stats.questions += msg.is_fact_question and not req.is_fact_question
-            i = next(i for i, m in enumerate(self.pending) if m is req)
-            self.pending[i] = merge_into(req, msg)
+            waiting.replace(waiting.number_of(req), merge_into(req, msg))
             self.version += 1
             return
         if msg.is_fact_question:
             self.stats.questions += 1
-        self.pending.append(msg)
+        waiting.add(msg)
         self.version += 1
 
     def expire(self, now: float, market: Market) -> list[ChatMessage]:
-        """Handle messages whose patience ran out; returns the complaints posted."""
+        """Handle messages whose patience ran out; returns the complaints posted.
+
+        The messages are taken oldest first, as a scan of them all would (a viewer who
+        leaves here loses its later messages at once, its earlier ones at the next call),
+        but only those due and those of viewers who left are looked at.
+        """
+        waiting = self._waiting
+        if not self._gone and not waiting.any_due(now):
+            return []
+        numbers = waiting.due(now)
+        for name in self._gone:
+            numbers.update(waiting.numbers(name))
+        self._gone = []
         complaints = []
-        keep = []
-        for msg in self.pending:
+        dropped = False
+        for n in sorted(numbers):
+            msg = waiting.get(n)
+            if msg is None:
+                continue  # a later message of a viewer who left above
             v = msg.viewer
-            if not v.present:
+            if not v.present or not msg.is_fact_question:
+                waiting.drop(n)  # greetings, baits and injections may be let go
+                dropped = True
                 continue
-            if msg.deadline > now:
-                keep.append(msg)
-                continue
-            if not msg.is_fact_question:
-                continue  # greetings, baits and injections may be let go
             self.stats.ignored += 1
             v.strikes += 1
             self.satisfy(v, max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty)))
             if v.strikes >= v.persona.patience_strikes:
                 self.leave(v, now)
+                for later in [k for k in waiting.numbers(v.name) if k >= n]:
+                    waiting.drop(later)
+                dropped = True
                 continue
-            msg.deadline = now + v.persona.patience_s
-            keep.append(msg)
+            waiting.set_deadline(n, now + v.persona.patience_s)
             c = self.writer.room_message(v, "complaint", msg, now, len(self.chat), market, self.rng)
             self._post(c)
             complaints.append(c)
-        if len(keep) != len(self.pending):
+        if dropped:
             self.version += 1
-        self.pending = keep
         return complaints
 
     def answered(self, msg: ChatMessage) -> None:
         """``msg`` no longer waits for an answer."""
         msg.viewer.answered += msg.answered
-        _remove(self.pending, msg)
+        n = self._waiting.number_of(msg)
+        if n is None:
+            raise ValueError("list.remove(x): x not in list")
+        self._waiting.drop(n)
         self.version += 1
 
     def leave(self, v: Viewer, now: float) -> None:
         if v.present:
-            if any(m.viewer is v and m.is_fact_question for m in self.pending):
+            waiting = self._waiting
+            mine = [waiting.get(n) for n in waiting.numbers(v.name)]
+            if any(m.viewer is v and m.is_fact_question for m in mine):
                 self.stats.left_unanswered += 1
+            if mine:
+                self._gone.append(v.name)
             self.version += 1
             v.present = False
             v.left_at = now
-            _remove(self.present, v)
+            del self._present[v.name]
+            self._present_list = None
             self.present_version += 1
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived
@@ -204,8 +251,19 @@ class Crowd:
         waiting messages change: a viewer leaving changes them too)."""
         hit = self._sums.get("present_pending")
         if hit is None or hit[0] != self.version:
-            hit = self._sums["present_pending"] = (self.version, tuple(m for m in self.pending if m.viewer.present))
+            pending = self.pending
+            # (a viewer who left with messages waiting is in _gone until they are dropped)
+            msgs = tuple(m for m in pending if m.viewer.present) if self._gone else tuple(pending)
+            hit = self._sums["present_pending"] = (self.version, msgs)
         return hit[1]
+
+    def waiting_of(self, v: Viewer) -> list[ChatMessage]:
+        """``v``'s waiting messages, oldest first (none once it left): those of
+        :meth:`waiting` that are ``v``'s, without looking at anyone else's."""
+        if not v.present:
+            return []
+        waiting = self._waiting
+        return [waiting.get(n) for n in waiting.numbers(v.name)]
 
     def waiting_askers(self) -> tuple[str, ...]:
         """The names of present viewers with a question of fact waiting, in order."""
@@ -216,18 +274,14 @@ class Crowd:
         return hit[1]
 
     def questions_waiting(self) -> int:
-        """How many waiting messages are questions of fact, counted again only when the
-        waiting messages changed."""
-        hit = self._sums.get("waiting")
-        if hit is None or hit[0] != self.version:
-            hit = self._sums["waiting"] = (self.version, sum(m.is_fact_question for m in self.pending))
-        return hit[1]
+        """How many waiting messages are questions of fact (counted as they come and go)."""
+        return self._waiting.facts
 
     def satisfy(self, v: Viewer, satisfaction: float) -> None:
         """Set ``v``'s satisfaction (which moves when it drifts out)."""
         v.satisfaction = satisfaction
         if v.present:
-            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name], v))
+            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name]))
 
     def drift_out(self, now: float) -> None:
         """Viewers whose dwell time is over leave; satisfied viewers stay longer.
@@ -235,10 +289,13 @@ class Crowd:
         The times are kept in a heap, so a step looks only at the viewers due (a room of
         hundreds costs what a room of ten does); they leave in the order they arrived.
         """
-        due = []
         heap = self._drift
+        if not heap or heap[0][0] > now:
+            return
+        due, viewers = [], self.viewers
         while heap and heap[0][0] <= now:
-            at, order, v = heapq.heappop(heap)
+            at, order = heapq.heappop(heap)
+            v = viewers[order]
             if v.present and at == _drift_at(v):
                 due.append((order, v))
         for _, v in sorted(due, key=lambda d: d[0]):
@@ -273,7 +330,11 @@ class Crowd:
         """The asker of ``msg`` follows up on an incomplete answer (``answer``: the reply
         as read, with ``stated`` and ``missing`` facts; the follow-up quotes it)."""
         msg.followed_up = True
-        msg.deadline = now + msg.viewer.persona.patience_s
+        n = self._waiting.number_of(msg)
+        if n is None:
+            msg.deadline = now + msg.viewer.persona.patience_s
+        else:
+            self._waiting.set_deadline(n, now + msg.viewer.persona.patience_s)
         f = self.writer.room_message(msg.viewer, "follow_up", msg, now, len(self.chat), market, self.rng, answer)
         self._post(f)
         return f
@@ -292,25 +353,17 @@ class Crowd:
     def buy_chance(self, v: Viewer, product_id: str, market: Market, quality: float) -> float:
         """Chance that ``v`` buys ``product_id`` after a reply of ``quality`` (0..1)."""
         p = v.persona
-        product = market.catalog.by_id[product_id]
-        ratio = market.price_after_coupons(product_id) / product.list_price
+        # What the market offers on the product (kept in its memo, valid while it is as now)
+        key = ("buy_terms", product_id)
+        terms = market.memo.get(key)
+        if terms is None:
+            ratio = market.price_after_coupons(product_id) / market.catalog.by_id[product_id].list_price
+            terms = market.memo[key] = (ratio, bool(market.coupons_for(product_id)), product_id in market.flash)
+        ratio, coupon, flash = terms
         price_factor = min(1.0, max(0.2, 1 - p.price_sensitivity * (ratio - 0.5)))
-        promo = 1 + 0.5 * p.coupon_response * bool(market.coupons_for(product_id)) \
-            + 0.5 * p.urgency_response * (product_id in market.flash)
+        promo = 1 + 0.5 * p.coupon_response * coupon + 0.5 * p.urgency_response * flash
         repeat = 0.3 ** v.purchases  # a viewer who already bought is less likely to buy again
         return min(0.9, p.purchase_propensity * quality * price_factor * promo * (0.6 + 0.4 * v.satisfaction) * repeat)
-
-
-def _remove(items: list, item) -> None:
-    """``items.remove(item)`` by identity: ``list.remove`` compares with ``==``, which for
-    these dataclasses compares every field (a persona, a message's viewer ...) of every
-    element before it. The same element goes: viewers' names and messages' ids are
-    unique in a room, so no other element equals it."""
-    for i, x in enumerate(items):
-        if x is item:
-            del items[i]
-            return
-    raise ValueError("list.remove(x): x not in list")
 
 
 def _drift_at(v: Viewer) -> float:
@@ -318,47 +371,3 @@ def _drift_at(v: Viewer) -> float:
     return v.leave_at + 240 * (v.satisfaction - 0.5)
 
 
-# ------------------------------------------------------------------ crowd realism (issue 13)
-#: Seconds of chat before the stream opens: the viewers already in the room have been
-#: typing, so the first observation shows who spoke first and what (it differs by seed).
-OPENING_CHAT_S = 45.0
-#: A viewer's messages this close together reach the host as one request.
-MERGE_WINDOW_S = 10.0
-
-
-def opening_start(now: float, messages_so_far: int) -> float:
-    """When a viewer arriving at ``now`` starts to chat: viewers present at the opening
-    (time 0, nothing said yet) started typing before it."""
-    return now - OPENING_CHAT_S if now == 0.0 and messages_so_far == 0 else now
-
-
-def merge_target(pending: list[ChatMessage], msg: ChatMessage) -> ChatMessage | None:
-    """The waiting request of ``msg``'s viewer that ``msg`` joins: the viewer's latest,
-    when ``msg`` came within :data:`MERGE_WINDOW_S` of it (baits stand alone)."""
-    if msg.intent in ("bait", "inject"):
-        return None
-    for req in reversed(pending):
-        if req.viewer is msg.viewer and not req.answered:
-            ok = msg.at - req.at <= MERGE_WINDOW_S and req.intent not in ("bait", "inject")
-            return req if ok else None
-    return None
-
-
-def merge_into(req: ChatMessage, msg: ChatMessage) -> ChatMessage:
-    """The request ``req`` with ``msg`` folded in: one request with every ask, each with
-    its truth. Both messages stay in the chat as they were typed."""
-    req = dataclasses.replace(req)
-    if not req.is_fact_question and msg.is_fact_question:
-        # a greeting then a question: the question leads the request
-        req.intent, req.product, req.order = msg.intent, msg.product, msg.order
-        req.asks = msg.asks + tuple(a for a in req.asks if a.intent in _FACT_INTENTS)
-        req.ref, req.deadline = msg.ref, msg.deadline
-    else:
-        have = {(a.intent, a.product, a.order) for a in req.asks}
-        req.asks = req.asks + tuple(a for a in msg.asks
-                                    if (a.intent, a.product, a.order) not in have and a.intent in _FACT_INTENTS)
-    req.truth = tuple(f for a in req.asks for f in a.truth)
-    req.text = f"{req.text} / {msg.text}"
-    req.body = f"{req.body} / {msg.body}"
-    req.parts += 1
-    return req

@@ -1,7 +1,8 @@
 """The chat history the policy is shown: exchanges of a room update and what followed.
 
-The room keeps its own message dicts and their flattened text; the policy is handed
-copies, so nothing a policy does to them reaches the room.
+The room keeps the messages' flattened text (and, when it records, the message dicts);
+the policy is handed the dicts (copies, when they are recorded), so nothing a policy does
+to them reaches the room.
 """
 
 from __future__ import annotations
@@ -13,26 +14,30 @@ from dataclasses import dataclass, field
 class Block:
     """One exchange of the chat history: a room update and what followed it."""
 
-    messages: list[dict] = field(default_factory=list)
     public: list[dict] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     record: list[dict] | None = None
-    _text: tuple[int, str] | None = None
+    _text: str = ""
+    _text_of: int = 0  # how many of the texts _text joins
 
     def add(self, *messages: dict) -> None:
-        """Append messages. The room keeps its own copies and their text; the policy
-        is handed separate copies, so nothing a policy does to them reaches the room."""
+        """Append messages (fresh dicts: the block takes them over). The room keeps
+        their text; the policy is handed the dicts, or copies when the room records
+        them, so nothing a policy does to them reaches the room."""
+        # (Nothing of the room reads the dicts again: copying them for the policy only
+        # made a tool turn's nested dicts twice over, more objects for the cyclic GC.)
         for m in messages:
-            self.messages.append(m)
             self.texts.append(flatten_message(m))
-            self.public.append(_copy_message(m))
-        if self.record is not None:
+        if self.record is None:
+            self.public.extend(messages)
+        else:
+            self.public.extend(_copy_message(m) for m in messages)
             self.record.extend(messages)
 
     def text(self) -> str:
-        if self._text is None or self._text[0] != len(self.texts):
-            self._text = (len(self.texts), "\n\n".join(self.texts))
-        return self._text[1]
+        if self._text_of != len(self.texts):
+            self._text, self._text_of = "\n\n".join(self.texts), len(self.texts)
+        return self._text
 
 
 def _copy_message(m: dict) -> dict:

@@ -36,7 +36,7 @@ class NameBook:
     def name_for(self, persona: Persona, rng: np.random.Generator) -> str:
         """A handle for a new viewer of ``persona``, unused in this room."""
         phr = persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
-        free = [n for n in phr.names if stem(n) not in self.stems]
+        free = [n for n, s in _stems(phr.names) if s not in self.stems]
         pool = self.book.names
         if free and (pool is None or rng.random() < 0.75):
             return self._take(free[int(rng.integers(len(free)))])
@@ -59,3 +59,9 @@ class NameBook:
     def _take(self, name: str) -> str:
         self.stems.add(stem(name))
         return name
+
+
+@functools.lru_cache(maxsize=1024)
+def _stems(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each of a persona's handles with its stem (worked out once per persona)."""
+    return tuple((n, stem(n)) for n in names)

@@ -25,6 +25,7 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
           target: ChatMessage | None, a: Analysis) -> Outcome:
     """Apply a delivered reply (answering ``target``, read as ``a``) to the crowd."""
     delta, bought = 0.0, 0
+    wrong = a.wrong  # (a sum over the claims: read once)
     if target is not None:
         v = target.viewer
         addressed = a.addressed
@@ -36,13 +37,13 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
             total = max(1, len({f.tag for f in (*a.stated, *a.missing)}))
             target.stated = tuple(dict.fromkeys((*target.stated, *(f.tag for f in a.stated))))
             share = min(1.0, len(target.stated) / total)
-            delta = 0.25 * share - 0.2 * min(a.wrong, 2) + 0.05 * addressed
+            delta = 0.25 * share - 0.2 * min(wrong, 2) + 0.05 * addressed
             if share == 1.0:
                 target.answered = True
                 crowd.stats.answered += 1
                 crowd.answered(target)
                 pid = target.product
-                if pid and a.wrong == 0 and rng.random() < crowd.buy_chance(v, pid, market, 1.0):
+                if pid and wrong == 0 and rng.random() < crowd.buy_chance(v, pid, market, 1.0):
                     bought += crowd.buy(v, pid, market)
             elif share > 0 and not target.followed_up:
                 crowd.follow_up(target, clock, market, a)
@@ -52,13 +53,12 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
             crowd.answered(target)
         crowd.satisfy(v, min(1.0, max(0.0, v.satisfaction + delta)))
     featured = market.featured
-    promo = bool(market.coupons_for(featured)) or featured in market.flash
-    if promo and featured in a.products and a.wrong == 0:
-        present = list(crowd.present)
+    if featured in a.products and wrong == 0 and (featured in market.flash or market.coupons_for(featured)):
+        present = crowd.present  # (buying changes no one's presence)
         draws = rng.random(len(present))
         # chances are at most 0.9, so a draw of 0.009 or more never buys: only the few
         # below are looked at (in the order of the room, as before)
-        for i in np.flatnonzero(draws < 0.009):
+        for i in (draws < 0.009).nonzero()[0]:
             v, u = present[i], draws[i]
             if v is not (target.viewer if target else None) and u < 0.01 * crowd.buy_chance(v, featured, market, 1.0):
                 bought += crowd.buy(v, featured, market)
@@ -71,21 +71,78 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     pending = crowd.waiting()
     if not pending or not text.strip():
         return None
-    # Read once; like the claim reader, at most the first MAX_CLAIMS numbers count.
-    norm = normalize(text)
-    found = list(itertools.islice(iter_quantities(norm), MAX_CLAIMS))
-    addressed = [m for m in pending if addresses(text, m.viewer.name, mention_format)]
-    if addressed:
+    first = _first_addressed(text, pending, mention_format)
+    if first is not None:
         # The addressed viewer's message the reply answers best (the oldest on a tie).
-        first = addressed[0].viewer
-        mine = [m for m in addressed if m.viewer is first]
-        return max(mine, key=lambda m: sum(f.stated_in(norm, found) for f in facts_of(m)) if m.is_fact_question else 0)
+        mine = crowd.waiting_of(first)
+        questions = [m for m in mine if m.is_fact_question]
+        if not questions or (len(questions) == 1 and questions[0] is mine[0]):
+            return mine[0]  # the best is the oldest whatever the reply states
+        stated = _Stated(text)
+        return max(mine, key=lambda m: stated.count(facts_of(m)) if m.is_fact_question else 0)
     if mentions(text, mention_format):
         return None  # addressed to someone who is not waiting (or to @everyone)
+    stated = _Stated(text)
     best, best_n = None, 0
     for m in pending:
         if m.is_fact_question:
-            n = sum(f.stated_in(norm, found) for f in facts_of(m))
+            n = stated.count(facts_of(m))
             if n > best_n:
                 best, best_n = m, n
     return best
+
+
+def _first_addressed(text: str, pending, mention_format: str):
+    """The viewer of the oldest waiting message that ``text`` addresses (None: nobody
+    waiting is addressed). Each viewer's name is tried once, and only when the text
+    holds its mention as plain text could (see :func:`_may_hold`)."""
+    opening = mention_format.partition("{name}")[0]
+    if opening and _uncased(opening) and opening not in text:
+        return None  # no mention can stand where its opening ("@") does not
+    low = text.lower() if text.isascii() else None
+    tried = set()
+    for m in pending:
+        name = m.viewer.name
+        if name not in tried:
+            tried.add(name)
+            if _may_hold(text, low, mention_format.format(name=name)) and addresses(text, name, mention_format):
+                return m.viewer
+    return None
+
+
+def _may_hold(text: str, low: str | None, mention: str) -> bool:
+    """False only when ``text`` cannot hold ``mention`` as the case-insensitive mention
+    pattern reads it: characters without case match only themselves, and in ASCII text
+    an ASCII mention matches only its own letters in either case (``low``: the text
+    lower-cased when it is ASCII)."""
+    if _uncased(mention):
+        return mention in text
+    if low is not None and mention.isascii():
+        return mention.lower() in low
+    return True
+
+
+def _uncased(s: str) -> bool:
+    return s.lower() == s == s.upper()
+
+
+class _Stated:
+    """Which facts a reply states, read once: the reply normalised and its numbers
+    (like the claim reader, at most the first MAX_CLAIMS count), each fact judged once
+    (waiting questions often share one: the price of the product on stage)."""
+
+    __slots__ = ("norm", "found", "_seen")
+
+    def __init__(self, text: str):
+        self.norm = normalize(text)
+        self.found = list(itertools.islice(iter_quantities(self.norm), MAX_CLAIMS))
+        self._seen: dict[int, tuple] = {}
+
+    def count(self, facts) -> int:
+        n = 0
+        for f in facts:
+            hit = self._seen.get(id(f))
+            if hit is None:  # (the fact is kept with its verdict, so its id stays its own)
+                hit = self._seen[id(f)] = (f, f.stated_in(self.norm, self.found))
+            n += hit[1]
+        return n

@@ -342,9 +342,9 @@ class Room:
         """Move the clock to ``to``: campaign events, arrivals and chat in time order."""
         fired: list[dict] = []
         events = self.world.campaign.events
-        crowd = self.crowd
+        crowd, market = self.crowd, self.market
+        t_event = events[self._event_index].at if self._event_index < len(events) else math.inf
         while True:
-            t_event = events[self._event_index].at if self._event_index < len(events) else math.inf
             t_arrive, t_chat = crowd.next_arrival, crowd.next_chat_at()
             t = min(t_event, t_arrive, t_chat)
             if t > to:
@@ -352,11 +352,12 @@ class Room:
             if t == t_event:
                 fired.append(self._fire(events[self._event_index]))
                 self._event_index += 1
+                t_event = events[self._event_index].at if self._event_index < len(events) else math.inf
             elif t == t_arrive:
                 crowd.arrive(t)
                 crowd.schedule_arrival(t)
             else:
-                crowd.chat_once(self.market)
+                crowd.chat_once(market)
         self.clock = max(self.clock, to)
         crowd.expire(self.clock, self.market)
         crowd.drift_out(self.clock)

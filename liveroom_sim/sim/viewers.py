@@ -17,18 +17,18 @@ How a message reads like a person's:
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from liveroom_sim.sim.fitting import FitTable, _Weighted, fit_table, phrasing
 from liveroom_sim.sim.naming import NameBook
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
 from liveroom_sim.world.lines import Template, placeholders
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.personas import FACT_INTENTS, Persona, Phrasing
 from liveroom_sim.world.phrasebook import Phrasebook
+
 
 _FACTS = frozenset(FACT_INTENTS)
 #: Share of product questions that carry a second ask ("price? and does it come in L").
@@ -109,19 +109,6 @@ class ChatMessage:
         return self.intent in _FACTS
 
 
-class _Weighted:
-    """Draw keys by weight with one uniform number (cheaper than ``rng.choice``)."""
-
-    __slots__ = ("keys", "cum")
-
-    def __init__(self, weights: dict[str, float]):
-        self.keys = list(weights)
-        self.cum = list(itertools.accumulate(weights.values()))
-
-    def draw(self, u: float) -> str:
-        return self.keys[min(bisect.bisect_right(self.cum, u * self.cum[-1]), len(self.keys) - 1)]
-
-
 def _pick(seq, rng: np.random.Generator):
     return seq[int(rng.integers(len(seq)))]
 
@@ -143,21 +130,35 @@ class ChatWriter:
         self.names = NameBook(phrasebook, language)
         self.phrased = self.fell_back = 0
         self._topics: dict[str, _Weighted] = {}
-        self._usable: dict[tuple, tuple] = {}
+        self._fit: FitTable | None = None  # what fits, shared by the spec's episodes
+
+    def __getstate__(self) -> dict:
+        # The fit table is shared by every episode of the spec: a copy is not pickled
+        # with the room (it is found again on the next message).
+        return {**self.__dict__, "_fit": None}
+
+    def _fits(self, catalog) -> FitTable:
+        table = self._fit
+        if table is None or table.catalog is not catalog.base:
+            table = self._fit = fit_table(self.book, catalog, self.language)
+        return table
 
     # ------------------------------------------------------------------ new messages
     def write(self, viewer: Viewer, now: float, mid: int, market: Market, rng: np.random.Generator,
               recent: list[str] = ()) -> ChatMessage:
         """A new message from ``viewer`` at ``now`` (its asks, wording and truth)."""
         persona = viewer.persona
-        voice = self.voice(viewer, rng)
-        intent = self._topic(persona).draw(rng.random())
+        voice = viewer.voice or self.voice(viewer, rng)
+        intent = (self._topics.get(persona.name) or self._topic(persona)).draw(rng.random())
         catalog = market.catalog
+        fits = self._fit if self._fit is not None and self._fit.catalog is catalog.base else self._fits(catalog)
         product = catalog.by_id[market.featured] if rng.random() < 0.6 else _pick(catalog.products, rng)
-        if intent in _FACTS and intent != "order_status" and not intent_fits(intent, product):
-            intent = self._refit(persona, product, rng)
+        fact = intent in _FACTS and intent != "order_status"
+        if fact and not intent_fits(intent, product):
+            refit = fits.refit(persona, product)
+            intent = refit.draw(rng.random()) if refit is not None else "price"  # price when none fits
         if intent == "order_status" and not catalog.orders:
-            intent = "shipping"
+            intent, fact = "shipping", True
         # Chat typed before the stream opened (negative times) waits from the opening on.
         msg = ChatMessage(mid, viewer, intent, "", now, deadline=max(now, 0.0) + persona.patience_s, strikes=viewer.strikes,
                           featured=market.featured)
@@ -168,24 +169,27 @@ class ChatWriter:
             msg.ref = _pick(product.aliases or (product.name,), rng)
             msg.body = bait.text.format(product=msg.ref, host=self.host)
             msg.payload, msg.product = bait.payload, product.id
-            msg.asks = (Ask(intent, product.id),)
+            msg.asks = _asks(intent, product.id, None, ())
         else:
             order = _pick(catalog.orders, rng).id if intent == "order_status" else None
-            pid = product.id if intent in _FACTS and intent != "order_status" else None
-            asks = [Ask(intent, pid, order)]
-            second = self._second_intent(persona, product, intent, rng) if pid else None
+            pid = product.id if fact else None
+            second = None
+            if pid and rng.random() < MULTI_ASK_SHARE:  # now and then a second ask about the product
+                second = fits.second(persona, product, intent)
+                if second is not None:
+                    second_intent = second[0].draw(rng.random())
             msg.ref = self.refer(product, market, rng) if pid else (order or "")
-            msg.body = self._line(persona, voice, intent, product if pid else None, rng,
-                                  product=msg.ref, order=order or "")
+            msg.body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
+                                  {"product": msg.ref, "order": order or ""})
+            words = self.book.fact_words
+            asks = _asks(intent, pid, order, _truth(intent, pid, order, market, words))
+            truth = asks[0].truth
             if second is not None:
-                tail = self._fill(_pick(second[1], rng).text, voice, rng)
+                tail = self._fill(_pick(second[1][second_intent], rng).text, voice, rng)
                 msg.body = msg.body.rstrip("?？!！ ") + _pick(self.book.joiners, rng) + tail
-                asks.append(Ask(second[0], pid))
-            msg.product, msg.order = pid, order
-            msg.asks = tuple(Ask(a.intent, a.product, a.order, _truth(a, market, self.book.fact_words))
-                             for a in asks)
-        msg.text = self._dress(voice, intent, msg.body, rng)
-        msg.truth = tuple(f for a in msg.asks for f in a.truth)
+                asks, truth = _pair(asks, _asks(second_intent, pid, None, _truth(second_intent, pid, None, market, words)))
+            msg.product, msg.order, msg.asks, msg.truth = pid, order, asks, truth
+        msg.text = self._dress(voice, intent, msg.body, rng, fits)
         if self.phraser is not None:
             self._rephrase(msg, persona, market, rng, list(recent))
         return msg
@@ -227,6 +231,7 @@ class ChatWriter:
                 quotes what was said and asks for what is missing.
         """
         product = market.catalog.by_id[about.product] if about and about.product else market.catalog.by_id[market.featured]
+        fits = self._fits(market.catalog)
         voice = self.voice(viewer, rng)
         slots = {"product": (about.ref if about and about.ref else self.refer(product, market, rng)),
                  "order": (about.order if about else None) or "", "question": about.body if about else ""}
@@ -236,15 +241,15 @@ class ChatWriter:
             if seconds:
                 slots["said"] = self._said(answer.stated[0], market)
                 slots["ask"] = self._fill(_pick(seconds, rng).text, voice, rng)
-        body = self._line(viewer.persona, voice, intent, product, rng, strikes=viewer.strikes, **slots)
+        body = self._line(fits, viewer.persona, voice, intent, product, rng, viewer.strikes, slots)
         msg = ChatMessage(mid, viewer, intent, "", now, product=product.id, strikes=viewer.strikes,
                           ref=slots["product"], body=body, featured=market.featured)
-        msg.text = self._dress(voice, intent, body, rng)
+        msg.text = self._dress(voice, intent, body, rng, fits)
         return msg
 
     # ---------------------------------------------------------------------- wording
     def _phrasing(self, persona: Persona) -> Phrasing:
-        return persona.phrasing.get(self.language) or next(iter(persona.phrasing.values()))
+        return phrasing(persona, self.language)
 
     def _topic(self, persona: Persona) -> _Weighted:
         topics = self._topics.get(persona.name)
@@ -252,75 +257,48 @@ class ChatWriter:
             topics = self._topics[persona.name] = _Weighted(persona.topics)
         return topics
 
-    def _refit(self, persona: Persona, product, rng: np.random.Generator) -> str:
-        """A fact intent of the persona's that fits ``product`` (price when none does)."""
-        fitting = {k: w for k, w in persona.topics.items()
-                   if k in _FACTS and k != "order_status" and w > 0 and intent_fits(k, product)}
-        return _Weighted(fitting).draw(rng.random()) if fitting else "price"
-
-    def _second_intent(self, persona: Persona, product, first: str, rng: np.random.Generator):
-        """Now and then a second ask about the same product: (intent, its short lines)."""
-        if rng.random() >= MULTI_ASK_SHARE:
-            return None
-        options = {k: w for k, w in persona.topics.items()
-                   if k in _FACTS and k not in (first, "order_status") and w > 0 and intent_fits(k, product)
-                   and any(t.fits(product) for t in self.book.second.get(k, ()))}
-        if not options:
-            return None
-        intent = _Weighted(options).draw(rng.random())
-        return intent, [t for t in self.book.second[intent] if t.fits(product)]
-
-    def _line(self, persona: Persona, voice: Voice, intent: str, item, rng: np.random.Generator,
-              strikes: int = 0, **slots) -> str:
+    def _line(self, fits: FitTable, persona: Persona, voice: Voice, intent: str, item, rng: np.random.Generator,
+              strikes: int, slots: dict[str, str | None]) -> str:
         """A line for ``intent`` that fits the product and the slots at hand: the
         persona's own lines most of the time, the phrasebook's otherwise. When the
         host's words can be quoted (``said``), a line that quotes them is taken."""
-        filled = tuple(k for k, v in slots.items() if v not in (None, ""))
-        have = None
-
-        def usable(lines) -> list[Template]:
-            # Which lines fit depends only on the lines, the product, the strikes and which
-            # slots are filled: kept per room (a viewer writes every few seconds).
-            nonlocal have
-            key = (id(lines), item.id if item is not None else None, strikes, tuple(slots), filled, tuple(voice.traits))
-            hit = self._usable.get(key)
-            if hit is not None and hit[0] is lines:
-                return hit[1]
-            if have is None:
-                have = set(slots) | set(voice.traits) | set(self.book.slots) | {"host"}
-                have -= {k for k, v in slots.items() if v in (None, "")}
-            found = [t for t in lines if t.fits(item, strikes=strikes) and t.fields <= have]
-            quoting = [t for t in found if "said" in t.fields]
-            out = quoting if "said" in have and quoting else [t for t in found if "said" not in t.fields]
-            self._usable[key] = (lines, out)
-            return out
-
-        own = usable(self._phrasing(persona).templates.get(intent, ()))
-        generic = usable(self.book.viewer.get(intent, ()))
+        own, generic = fits.lines(persona, intent, item, strikes, slots, tuple(voice.traits))
         lines = own if own and (not generic or rng.random() < 0.6) else generic or own
         if not lines:  # data without a fitting line: the plainest line of the intent
             lines = list(self.book.viewer[intent][:1])
-        return self._fill(_pick(lines, rng).text, voice, rng, **slots)
+        return self._fill(_pick(lines, rng).text, voice, rng, slots)
 
-    def _fill(self, text: str, voice: Voice, rng: np.random.Generator, **slots) -> str:
-        values = {"host": self.host, **voice.traits, **{k: v for k, v in slots.items() if v is not None}}
-        for name in placeholders(text) - set(values):
-            values[name] = _pick(self.book.slots.get(name, ("",)), rng)
+    def _fill(self, text: str, voice: Voice, rng: np.random.Generator, slots: dict[str, str | None] | None = None) -> str:
+        values = {"host": self.host, **voice.traits}
+        if slots:
+            if None in slots.values():  # an unset slot is left to the traits or the book
+                slots = {k: v for k, v in slots.items() if v is not None}
+            values.update(slots)
+        fields = placeholders(text)
+        if not fields <= values.keys():  # a slot no one filled: drawn from the book
+            for name in fields - set(values):
+                values[name] = _pick(self.book.slots.get(name, ("",)), rng)
         return text.format(**values)
 
-    def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator) -> str:
+    def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator, fits: FitTable) -> str:
         """The body with the viewer's own opener and sign-off, when they suit the intent."""
-        opener = self._extra(voice.opener, _OPENER_P, intent, body, voice, rng)
-        closer = self._extra(voice.closer, _CLOSER_P, intent, body, voice, rng)
+        checks = fits.extras(voice.opener, voice.closer, intent)
+        opener = self._extra(voice.opener, checks[0], _OPENER_P, body, voice, rng)
+        closer = self._extra(voice.closer, checks[1], _CLOSER_P, body, voice, rng)
+        if not opener and not closer:
+            return body
         return " ".join(x for x in (opener, body, closer) if x)
 
-    def _extra(self, t: Template | None, p: float, intent: str, body: str, voice: Voice, rng) -> str:
+    def _extra(self, t: Template | None, check: tuple | None, p: float, body: str, voice: Voice, rng) -> str:
         """An opener or sign-off for this message, or "" (used with chance ``p``)."""
-        if t is None or not t.text or not t.fits(intent=intent) or rng.random() >= p:
+        if check is None:
             return ""
-        if intent in ("complaint", "follow_up") and intent not in t.intents:
+        usable, suits, fields = check
+        if not usable or rng.random() >= p:
+            return ""
+        if not suits:
             return ""  # "thanks!" does not close a complaint
-        if any(voice.traits.get(f, "\0") in body for f in t.fields):
+        if any(voice.traits.get(f, "\0") in body for f in fields):
             return ""  # "gift for my mom ... ship to my mom" says it twice
         return self._fill(t.text, voice, rng)
 
@@ -357,16 +335,45 @@ class ChatWriter:
             self.fell_back += 1
 
 
-def _truth(ask: Ask, market: Market, words) -> tuple[Fact, ...]:
-    if ask.intent not in _FACTS:
+#: Asks shared by every message (of any room) that asks the same: an Ask is immutable and
+#: never told apart by identity, and sharing spares the cyclic GC two objects per message
+#: kept in the chat (64 rooms side by side keep many). One-ask tuples are keyed on intent,
+#: product, order and the truth tuple's identity, two-ask tuples (with their facts) on the
+#: two Asks'; what an id is of is kept in the entry, so the id is no other's while it lives.
+_ASKS: dict[tuple, tuple[tuple[Fact, ...], tuple[Ask]]] = {}
+_PAIRS: dict[tuple[int, int], tuple[Ask, Ask, tuple[Ask, Ask], tuple[Fact, ...]]] = {}
+
+
+def _asks(intent: str, product: str | None, order: str | None, truth: tuple[Fact, ...]) -> tuple[Ask]:
+    hit = _ASKS.get((intent, product, order, id(truth)))
+    if hit is None or hit[0] is not truth:
+        if len(_ASKS) >= 8192:
+            _ASKS.clear()
+        hit = _ASKS[intent, product, order, id(truth)] = (truth, (Ask(intent, product, order, truth),))
+    return hit[1]
+
+
+def _pair(first: tuple[Ask], second: tuple[Ask]) -> tuple[tuple[Ask, Ask], tuple[Fact, ...]]:
+    """The asks of a two-ask message and their facts together."""
+    a, b = first[0], second[0]
+    hit = _PAIRS.get((id(a), id(b)))
+    if hit is None or hit[0] is not a or hit[1] is not b:
+        if len(_PAIRS) >= 8192:
+            _PAIRS.clear()
+        hit = _PAIRS[id(a), id(b)] = (a, b, (a, b), a.truth + b.truth)
+    return hit[2], hit[3]
+
+
+def _truth(intent: str, product: str | None, order: str | None, market: Market, words) -> tuple[Fact, ...]:
+    if intent not in _FACTS:
         return ()
     # The facts depend only on the market as of now (and the language's words, fixed for
     # a room): kept in the market's memo, which any change to the market clears. The
     # room asks for them on every reply, for each waiting question.
-    key = ("truth", ask.intent, ask.product, ask.order, id(words))
+    key = ("truth", intent, product, order, id(words))
     facts = market.memo.get(key)
     if facts is None:
-        facts = market.memo[key] = required_facts(ask.intent, ask.product, market, words, ask.order)
+        facts = market.memo[key] = required_facts(intent, product, market, words, order)
     return facts
 
 
@@ -386,6 +393,6 @@ def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
         return hit[2]
     asks = msg.asks or (Ask(msg.intent, msg.product, msg.order),)
     # Two asks may need the same fact (a flash sale's price answers "price?" and "deal?"): once.
-    facts = tuple(dict.fromkeys(f for a in asks for f in _truth(a, market, words)))
+    facts = tuple(dict.fromkeys(f for a in asks for f in _truth(a.intent, a.product, a.order, market, words)))
     market.memo[key] = (msg, msg.asks, facts)
     return facts

@@ -81,6 +81,11 @@ def term(key: str, text: str, *extra: str) -> Fact:
     return Fact(key, text, forms=forms)
 
 
+#: Intents whose facts move with the market: they read what :func:`_market_state` gives.
+MARKET_INTENTS = frozenset({"price", "stock", "promotion"})
+_KEPT: dict[tuple, tuple] = {}
+
+
 def required_facts(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
                    order_id: str | None = None) -> tuple[Fact, ...]:
     """The facts a correct answer to ``intent`` about the product (or order) contains now.
@@ -92,6 +97,36 @@ def required_facts(intent: str, product_id: str | None, market: Market, words: d
         words: The language's fixed phrases (phrasebook ``fact_words``), e.g. "sold out".
         order_id: The order asked about, for ``order_status``.
     """
+    # The facts read the product's (or order's) attributes, the words and, for a market
+    # intent, the little of the market its state holds: kept per catalog base (a drawn
+    # catalog differs from it only in prices and stock, which no attribute read here is),
+    # words and state, each entry with the objects it is for, so an id is never another's.
+    # (A purchase changes the market, but rarely what a question's answer is.)
+    base = market.catalog.base
+    state = _market_state(intent, product_id, market) if intent in MARKET_INTENTS else None
+    key = (id(base), id(words), intent, product_id, order_id, state)
+    hit = _KEPT.get(key)
+    if hit is not None and hit[0] is base and hit[1] is words:
+        return hit[2]
+    facts = _about(intent, product_id, market, words, order_id)
+    if len(_KEPT) >= 8192:
+        _KEPT.clear()
+    _KEPT[key] = (base, words, facts)
+    return facts
+
+
+def _market_state(intent: str, product_id: str, market: Market):
+    """All that the facts of a market intent about ``product_id`` read of the market."""
+    if intent == "price":
+        return market.price(product_id)
+    if intent == "stock":
+        return market.stock[product_id]
+    codes = tuple(c.code for c in market.coupons_for(product_id))  # promotion: the codes, else a flash price
+    return codes, (market.price(product_id) if not codes and product_id in market.flash else None)
+
+
+def _about(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
+           order_id: str | None) -> tuple[Fact, ...]:
     about = order_id if intent == "order_status" else product_id
     # (Fact(...) rather than dataclasses.replace: the same fact, without replace's field walk)
     return tuple(Fact(f.key, f.label, f.number, f.dim, f.forms, about)

@@ -1,0 +1,142 @@
+"""Which viewer lines and intents fit a product: worked out once per spec, not per message.
+
+Whether a line fits depends only on the line (its categories, needs and placeholders),
+the product's category and attributes, how often the viewer was ignored and which slots
+are filled; which fact intents a persona may ask of a product depends only on the
+persona and the product. None of this changes during a stream, nor between the episodes
+of a spec: a drawn catalog differs from its base only in prices, list prices and stock
+(see ``Catalog.base``). So the answers are kept in a :class:`FitTable` per phrasebook,
+catalog base and language, shared by every episode's writer: a viewer writes every few
+seconds, and nearly everything it would work out an earlier viewer or episode already
+did (a room's first messages used to work it out again in every episode).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+
+from liveroom_sim.world.facts import intent_fits
+from liveroom_sim.world.lines import Template
+from liveroom_sim.world.personas import FACT_INTENTS, Persona, Phrasing
+from liveroom_sim.world.phrasebook import Phrasebook
+
+_FACTS = frozenset(FACT_INTENTS)
+
+
+class _Weighted:
+    """Draw keys by weight with one uniform number (cheaper than ``rng.choice``)."""
+
+    __slots__ = ("keys", "cum")
+
+    def __init__(self, weights: dict[str, float]):
+        self.keys = list(weights)
+        self.cum = list(itertools.accumulate(weights.values()))
+
+    def draw(self, u: float) -> str:
+        return self.keys[min(bisect.bisect_right(self.cum, u * self.cum[-1]), len(self.keys) - 1)]
+
+
+def phrasing(persona: Persona, language: str) -> Phrasing:
+    """The persona's phrasing in ``language`` (its first one when it has none)."""
+    return persona.phrasing.get(language) or next(iter(persona.phrasing.values()))
+
+
+class FitTable:
+    """What fits, for one phrasebook, catalog base and language (see the module docstring).
+
+    Keys hold products by id (one base catalog: the same attributes in every episode) and
+    personas and lines by identity; each entry keeps the persona or lines it is for, so an
+    id is never mistaken for another object's.
+    """
+
+    def __init__(self, book: Phrasebook, catalog, language: str):
+        self.book, self.catalog, self.language = book, catalog, language
+        self._lines: dict[tuple, tuple] = {}
+        self._refit: dict[tuple, tuple] = {}
+        self._second: dict[tuple, tuple] = {}
+        self._extras: dict[tuple, tuple] = {}
+        self._book_slots = frozenset(book.slots) | {"host"}
+
+    def lines(self, persona: Persona, intent: str, item, strikes: int, slots: dict,
+              traits: tuple[str, ...]) -> tuple[list[Template], list[Template]]:
+        """``(the persona's own lines, the phrasebook's)`` for ``intent`` that fit ``item``
+        (a product, or None), a viewer ignored ``strikes`` times and the ``slots`` at hand
+        (a line needs each of its placeholders filled; when the host's words can be quoted,
+        ``said``, the lines that quote them)."""
+        filled = tuple([k for k, v in slots.items() if v])  # (slot values are text or None)
+        key = (id(persona), intent, item.id if item is not None else None, strikes, tuple(slots), filled, traits)
+        hit = self._lines.get(key)
+        if hit is not None and hit[0] is persona:
+            return hit[1]
+        have = (set(slots) | set(traits) | self._book_slots) - (set(slots) - set(filled))
+        own = phrasing(persona, self.language).templates.get(intent, ())
+        found = (_usable(own, item, strikes, have), _usable(self.book.viewer.get(intent, ()), item, strikes, have))
+        self._lines[key] = (persona, found)
+        return found
+
+    def refit(self, persona: Persona, product) -> _Weighted | None:
+        """The persona's fact intents that fit ``product``, by weight (None: none fits)."""
+        key = (id(persona), product.id)
+        hit = self._refit.get(key)
+        if hit is None or hit[0] is not persona:
+            fitting = {k: w for k, w in persona.topics.items()
+                       if k in _FACTS and k != "order_status" and w > 0 and intent_fits(k, product)}
+            hit = self._refit[key] = (persona, _Weighted(fitting) if fitting else None)
+        return hit[1]
+
+    def second(self, persona: Persona, product, first: str) -> tuple[_Weighted, dict[str, list[Template]]] | None:
+        """The second asks the persona may add to ``first`` about ``product``: the intents
+        by weight, and each intent's short lines that fit (None: no second ask fits)."""
+        key = (id(persona), product.id, first)
+        hit = self._second.get(key)
+        if hit is None or hit[0] is not persona:
+            second = self.book.second
+            options = {k: w for k, w in persona.topics.items()
+                       if k in _FACTS and k not in (first, "order_status") and w > 0 and intent_fits(k, product)
+                       and any(t.fits(product) for t in second.get(k, ()))}
+            found = None
+            if options:
+                found = (_Weighted(options), {k: [t for t in second[k] if t.fits(product)] for k in options})
+            hit = self._second[key] = (persona, found)
+        return hit[1]
+
+    def extras(self, opener: Template | None, closer: Template | None, intent: str) -> tuple:
+        """For a viewer's opener and sign-off and a message of ``intent``, each one's
+        ``(usable, suits, placeholders)`` (None: the viewer has none): whether it may be
+        used at all (drawn for, then), whether it suits the intent once drawn (a
+        "thanks!" does not close a complaint), and what it fills in."""
+        key = (id(opener), id(closer), intent)
+        hit = self._extras.get(key)
+        if hit is None or hit[0] is not opener or hit[1] is not closer:
+            checks = tuple(None if t is None else _extra_check(t, intent) for t in (opener, closer))
+            hit = self._extras[key] = (opener, closer, checks)
+        return hit[2]
+
+
+def _extra_check(t: Template, intent: str) -> tuple[bool, bool, frozenset[str]]:
+    usable = bool(t.text) and t.fits(intent=intent)
+    suits = not (intent in ("complaint", "follow_up") and intent not in t.intents)
+    return usable, suits, t.fields
+
+
+def _usable(lines, item, strikes: int, have: set[str]) -> list[Template]:
+    found = [t for t in lines if t.fits(item, strikes=strikes) and t.fields <= have]
+    quoting = [t for t in found if "said" in t.fields]
+    return quoting if "said" in have and quoting else [t for t in found if "said" not in t.fields]
+
+
+_TABLES: dict[tuple[int, int, str], FitTable] = {}
+
+
+def fit_table(book: Phrasebook, catalog, language: str) -> FitTable:
+    """The :class:`FitTable` of a phrasebook, a catalog (its base) and a language (at
+    most 64 kept: one per spec in use)."""
+    base = catalog.base
+    key = (id(book), id(base), language)
+    table = _TABLES.get(key)
+    if table is None or table.book is not book or table.catalog is not base:
+        if len(_TABLES) >= 64:
+            _TABLES.pop(next(iter(_TABLES)))
+        table = _TABLES[key] = FitTable(book, base, language)
+    return table

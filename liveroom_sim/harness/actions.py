@@ -189,6 +189,7 @@ def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str,
 
 _TABLES: dict[int, tuple] = {}
 
+
 def _remember_arguments(text: str, parsed: Any) -> None:
     """Keep a parsed arguments object by its JSON text: a policy sends the same few
     argument strings again and again (one product id after another). Only flat objects of

@@ -171,10 +171,11 @@ class Harness(Frozen):
         frozen): every episode of a spec makes the same changes (its events differ only
         in their times), and what is kept per harness object (the rendered prompt, the
         tool-name tables) is then built once per spec instead of once per episode. Keyed
-        on this harness's identity (the entry holds it) and on what the change changes.
+        on this harness's identity (the entry holds it) and on every field of the change
+        but its time, so a field added to the event later is part of the key too.
         """
-        key = (id(self), tuple(change.rename_tool.items()), change.skill, change.skill_text, change.skill_when,
-               change.skill_type, change.skill_description)
+        key = (id(self), *((k, tuple(v.items()) if isinstance(v, dict) else v)
+                           for k, v in change.__dict__.items() if k != "at"))
         hit = _AFTER.get(key)
         if hit is not None and hit[0] is self:
             return hit[1]

@@ -82,10 +82,11 @@ def analyze(ctx) -> Analysis:
     said_to = mentions(reply, fmt) if mark in reply else ()
     reading = reading_of(ctx, heard)  # the compliance reading, shared with hooks
     refusal_clauses = reading.refusals
-    return Analysis(norm, products, tuple(claims), stated,
-                    tuple([f for f in facts if f not in stated]) if facts else (),
-                    said_to, bool(refusal_clauses), obeyed_by(ctx, reading), refusal_clauses,
-                    q is not None and _addressed(reply, said_to, q.asker, fmt), tuple(found))
+    return Analysis(norm=norm, products=products, claims=tuple(claims), stated=stated,
+                    missing=tuple([f for f in facts if f not in stated]) if facts else (),
+                    mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, reading),
+                    refusal_clauses=refusal_clauses,
+                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found))
 
 
 @lru_cache(maxsize=64)

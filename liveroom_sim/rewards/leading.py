@@ -18,8 +18,12 @@ matched from that position (``match(text, pos)`` sees the text before ``pos`` as
 from __future__ import annotations
 
 import re
-from re import _constants as C
-from re import _parser
+
+try:  # CPython's own pattern parser (private): without it, every pattern is searched plainly
+    from re import _constants as C
+    from re import _parser
+except ImportError:  # pragma: no cover - another Python, or a later CPython that moved it
+    C = _parser = None
 
 #: Texts at least this long are searched through the lead (two C calls instead of one).
 LONG = 512
@@ -30,7 +34,7 @@ def lead(pattern: re.Pattern) -> re.Pattern | None:
     """The lead of ``pattern`` (see the module docstring), or ``None`` when the characters
     its matches start with cannot be told (a class such as ``.`` or ``\\w``, a negated
     class, an ignore-case flag, a pattern that can match the empty string)."""
-    if pattern.flags & re.IGNORECASE:
+    if _parser is None or pattern.flags & re.IGNORECASE:
         return None
     parsed = _parser.parse(pattern.pattern, pattern.flags)
     if _engine_skips(parsed):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
-
 from liveroom_sim.rewards.context import Question, TurnContext
 from liveroom_sim.sim.viewers import ChatMessage
 
@@ -29,18 +27,8 @@ def reply_context(room, text: str, target: ChatMessage | None, latency: float) -
 
 def _questions_waiting(crowd) -> tuple[tuple[str, ...], int]:
     """The questions of fact waiting from viewers still present: their askers' names in
-    order (:meth:`Crowd.waiting_askers`) and how many there are, read in one pass.
-
-    Kept per crowd with the crowd's ``version``, which is bumped whenever the waiting
-    messages change (a viewer leaving included, as :meth:`Crowd.waiting` relies on); the
-    entry goes with the crowd (a weak key), so rooms of a vector env keep their own.
-    (Not the crowd's ``questions_waiting``: that counts messages of viewers who left.)
-    """
-    hit = _COUNTED.get(crowd)
-    if hit is None or hit[0] != crowd.version:
-        questions = [m for m in crowd.waiting() if m.is_fact_question]
-        hit = _COUNTED[crowd] = (crowd.version, tuple(dict.fromkeys(m.viewer.name for m in questions)), len(questions))
-    return hit[1], hit[2]
-
-
-_COUNTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    order (:meth:`Crowd.waiting_askers`) and how many there are, read in one pass (the
+    waiting chat changes nearly every reply, so nothing is kept between calls; not the
+    crowd's ``questions_waiting``, which counts messages of viewers who left)."""
+    questions = [m for m in crowd.waiting() if m.is_fact_question]
+    return tuple(dict.fromkeys(m.viewer.name for m in questions)), len(questions)

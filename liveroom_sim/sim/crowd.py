@@ -194,7 +194,7 @@ class Crowd:
         msg.viewer.answered += msg.answered
         n = self._waiting.number_of(msg)
         if n is None:
-            raise ValueError("list.remove(x): x not in list")
+            raise ValueError(f"message {msg.mid} is not waiting for an answer")
         self._waiting.drop(n)
         self.version += 1
 

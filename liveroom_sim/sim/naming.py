@@ -40,13 +40,8 @@ class NameBook:
         pool = self.book.names
         if free and (pool is None or rng.random() < 0.75):
             return self._take(free[int(rng.integers(len(free)))])
-        if pool is not None:
-            for _ in range(40):
-                pattern = pool.patterns[int(rng.integers(len(pool.patterns)))]
-                parts = {k: v[int(rng.integers(len(v)))] for k, v in pool.parts.items()}
-                name = pattern.format(**parts)
-                if stem(name) not in self.stems:
-                    return self._take(name)
+        if pool is not None and (name := self._from_pool(pool, rng)) is not None:
+            return self._take(name)
         if free:
             return self._take(free[0])
         # Every handle taken: a room of hundreds. Letters, not digits, keep it unique.
@@ -55,6 +50,31 @@ class NameBook:
             if stem(base + "_" + suffix) not in self.stems:
                 return self._take(base + "_" + suffix)
         return self._take(f"{base}_{len(self.stems)}")
+
+    def _from_pool(self, pool, rng: np.random.Generator) -> str | None:
+        """A pool handle whose stem is free, in up to 40 random tries (None if all clash).
+
+        Each try draws a pattern, then one word per part. The first try draws its numbers
+        one by one; in a full room (hundreds of viewers, a pool of a few hundred handles)
+        the others would cost ~240 draws per arrival, so they are drawn in one array call
+        and the generator is rewound to just after the try that is kept. numpy draws bounded
+        integers one after another in an array call exactly as in scalar calls (test_viewers
+        checks it), so the room is the one that one call per number gives.
+        """
+        tries = _tries_of(pool)
+        name, name_stem = tries.name([int(rng.integers(h)) for h in tries.highs])
+        if name_stem not in self.stems:
+            return name
+        before = rng.bit_generator.state
+        width = len(tries.highs)
+        drawn = rng.integers(0, tries.tiled).tolist()
+        for i in range(0, len(drawn), width):
+            name, name_stem = tries.name(drawn[i:i + width])
+            if name_stem not in self.stems:
+                rng.bit_generator.state = before
+                rng.integers(0, tries.tiled[:i + width])  # the draws of the tries made
+                return name
+        return None
 
     def _take(self, name: str) -> str:
         self.stems.add(stem(name))
@@ -65,3 +85,41 @@ class NameBook:
 def _stems(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """Each of a persona's handles with its stem (worked out once per persona)."""
     return tuple((n, stem(n)) for n in names)
+
+
+
+class _PoolTries:
+    """One name pool's tries: the bound of each number a try draws, those bounds for the
+    39 tries after the first, and the handle and stem of each try seen so far."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.highs = (len(pool.patterns), *map(len, pool.parts.values()))
+        self.tiled = np.tile(self.highs, 39)
+        self.seen: dict[tuple[int, ...], tuple[str, str]] = {}
+
+    def name(self, drawn: list[int]) -> tuple[str, str]:
+        """The handle of the try that drew ``drawn`` (the pattern's index, then each part's
+        word's) and its stem."""
+        key = tuple(drawn)
+        hit = self.seen.get(key)
+        if hit is None:
+            if len(self.seen) >= 65536:  # (a user's pool may be huge)
+                self.seen.clear()
+            pattern, parts = self.pool.patterns[drawn[0]], self.pool.parts.items()
+            name = pattern.format(**{k: v[j] for (k, v), j in zip(parts, drawn[1:])})
+            hit = self.seen[key] = (name, stem(name))
+        return hit
+
+
+# Each pool's tries, keyed on the pool's id (the pool is kept with them, so the id stays its own).
+_TRIES: dict[int, _PoolTries] = {}
+
+
+def _tries_of(pool) -> _PoolTries:
+    tries = _TRIES.get(id(pool))
+    if tries is None or tries.pool is not pool:
+        if len(_TRIES) >= 64:
+            _TRIES.clear()
+        tries = _TRIES[id(pool)] = _PoolTries(pool)
+    return tries

@@ -144,6 +144,35 @@ def test_a_name_book_never_hands_out_a_clone(seed, n, lang):
     assert len({stem(x) for x in names}) == n
 
 
+def _pool_tries_one_number_at_a_time(book, pool, rng):
+    """The name pool's 40 tries with one generator call per number (what the rooms were
+    recorded with, before the tries were drawn in one call)."""
+    for _ in range(40):
+        pattern = pool.patterns[int(rng.integers(len(pool.patterns)))]
+        name = pattern.format(**{k: v[int(rng.integers(len(v)))] for k, v in pool.parts.items()})
+        if stem(name) not in book.stems:
+            return name
+    return None
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 700), lang=st.sampled_from(ENVS))
+def test_a_full_room_gets_the_same_names_and_draws_as_one_draw_per_number(seed, n, lang):
+    # Rooms of hundreds exhaust the pool; the tries then cost one array call, and the room
+    # (names and every later draw of the episode's generator) must be what it was.
+    w = world(lang)
+    book = NameBook(w.phrasebook, w.spec.language)
+    rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+    for i in range(n):
+        got = book._from_pool(w.phrasebook.names, rng)
+        assert got == _pool_tries_one_number_at_a_time(book, w.phrasebook.names, ref)
+        assert rng.random() == ref.random()  # the generators stay in step
+        if got is not None:
+            book._take(got)
+        else:
+            book._take(f"overflow{chr(0x4e00 + i)}")
+
+
 # ----------------------------------------------------------------- repeats
 @pytest.mark.parametrize("env_id", ENVS)
 def test_only_an_ignored_viewer_says_it_asked_before(env_id):

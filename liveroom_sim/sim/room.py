@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action, strip_reasoning
 from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
 from liveroom_sim.harness.faults import ToolFaultPlan, fault_generator
@@ -32,7 +31,7 @@ from liveroom_sim.sim.hooks import (
     fired_hooks,
     simulated_correction,
 )
-from liveroom_sim.sim.prompting import SystemPrompts
+from liveroom_sim.sim.prompting import SystemPrompts, tool_schemas
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
 from liveroom_sim.sim.toolbox import Lookups, run_tool_turn
@@ -185,10 +184,11 @@ class Room:
     def tools(self) -> list[dict]:
         """The current harness's tool schemas (OpenAI format).
 
-        Built once per harness state and shared between steps: treat it as read-only.
+        Built once per harness state and shared between steps (and with the other rooms
+        of that harness state): treat it as read-only.
         """
         if self._tools_for is not self.harness:
-            self._tools = prompt.tool_schemas(self.harness)
+            self._tools = tool_schemas(self.harness)
             self._tools_for = self.harness
         return self._tools
 

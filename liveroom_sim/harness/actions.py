@@ -35,6 +35,9 @@ class ToolCall:
     canonical: str | None = None
     arguments: dict | None = None
     error: str | None = None
+    #: ``arguments`` as the room's memos key them (the items sorted, as text), made once
+    #: with them ("" when there are none).
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +192,13 @@ def _read_call(cid: str, name: Any, raw: Any, harness: Harness) -> ToolCall:
         now = ", ".join(f"{k!r} is now {renamed[k]!r}" for k in stale)
         return ToolCall(cid, name, raw_text, canonical, error=f"unknown argument for {name}: {now}")
     args = {to_canonical.get(k, k): v for k, v in raw.items()}
-    return ToolCall(cid, name, raw_text, canonical, args)
+    return ToolCall(cid, name, raw_text, canonical, args, key=arguments_key(args))
+
+
+def arguments_key(arguments: dict) -> str:
+    """A call's arguments as the room's memos key them: a tool's result and whether a call
+    was made before depend on the arguments alone (by field, in any order)."""
+    return repr(sorted(arguments.items()))
 
 
 def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str, str], dict[str, str]]]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from liveroom_sim.harness.actions import Action
+from liveroom_sim.harness.actions import Action, arguments_key
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
 from liveroom_sim.harness.tools import CATALOG_TOOLS, LASTING_TOOLS, TOOLS
@@ -53,7 +53,7 @@ def run_tool_turn(action: Action, harness: Harness, market: Market, harness_vers
             error = call.error or refused
             content = _to_json({"error": error})
         else:
-            content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version)
+            content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version, call.key)
             # Only a call the service accepted can fail in the service.
             kind = faults.draw(call.canonical, _subject(call.arguments)) if inject and not error else None
             if kind is not None:
@@ -81,15 +81,17 @@ def _subject(arguments: dict) -> str:
 
 
 def run_tool(canonical: str, arguments: dict, harness: Harness, market: Market,
-             harness_version: int) -> tuple[str, str | None]:
+             harness_version: int, args_key: str = "") -> tuple[str, str | None]:
     """A tool's result as the JSON text the policy reads, and its error if any.
 
     Results depend only on the market and the harness, so they are memoised for the
     market's current version (any change to the market clears the memo), or, for the
     tools that read only the catalog or the harness (:data:`LASTING_TOOLS`), for the
     whole episode. Both are keyed on the harness version (errors name fields as it does).
+    ``args_key``: :func:`~liveroom_sim.harness.actions.arguments_key` of ``arguments``
+    when the caller has it (a parsed call carries it).
     """
-    args_key = repr(sorted(arguments.items()))
+    args_key = args_key or arguments_key(arguments)
     key = ("tool", harness_version, canonical, args_key)
     memo = market.lasting if canonical in LASTING_TOOLS else market.memo
     hit = memo.get(key)
@@ -169,7 +171,7 @@ class Lookups:
         for call, result in zip(action.tool_calls, results):
             if call.error:
                 continue
-            key = (call.canonical, repr(sorted(call.arguments.items())), harness_version)
+            key = (call.canonical, call.key or arguments_key(call.arguments), harness_version)
             pair = (call.canonical, _subject(call.arguments))
             kind = faulted.get(call.id)
             if kind is not None:

@@ -242,7 +242,10 @@ class Crowd:
             hit = self._sums.get("arrived")
             if hit is not None and hit[0] == version:
                 return hit[1]
-            return sum(v.arrived for v in viewers)
+            found = sum(v.arrived for v in viewers)
+            if self.present_version == version:  # still the room's: later steps read it too
+                self._sums["arrived"] = (version, found)
+            return found
 
         return total
 

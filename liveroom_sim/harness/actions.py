@@ -35,6 +35,9 @@ class ToolCall:
     canonical: str | None = None
     arguments: dict | None = None
     error: str | None = None
+    #: ``arguments`` as the room's memos key them (the items sorted, as text), made once
+    #: with them ("" when there are none).
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,36 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
     name = fn.get("name")
     raw = fn.get("arguments", {})
+    if not (isinstance(raw, str) and isinstance(name, str)):
+        return _read_call(cid, name, raw, harness)
+    # A policy makes the same few calls again and again (one product id after another):
+    # a call read once is kept, keyed on the harness by identity (frozen; the entry holds
+    # it, so an id reused later never matches) and on the call's name and arguments text,
+    # which are all it is read from (its id is only carried along: a call of another id
+    # is the kept one under that id). A ToolCall is frozen; only one whose arguments are
+    # flat (strings, numbers, booleans, nulls) is kept, so nothing in a shared one can
+    # change (nothing in the room writes to it).
+    key = (id(harness), name, raw)
+    hit = _CALLS.get(key)
+    if hit is not None and hit[0] is harness:
+        kept = hit[1]
+        if kept.id == cid:
+            return kept
+        parsed = ToolCall(cid, kept.name, kept.raw_arguments, kept.canonical, kept.arguments, kept.error, kept.key)
+    else:
+        parsed = _read_call(cid, name, raw, harness)
+        if parsed.arguments is not None and not all(type(v) in _SCALARS for v in parsed.arguments.values()):
+            return parsed
+    if len(_CALLS) >= 4096:
+        _CALLS.clear()
+    _CALLS[key] = (harness, parsed)
+    return parsed
+
+
+_CALLS: dict[tuple, tuple] = {}
+
+
+def _read_call(cid: str, name: Any, raw: Any, harness: Harness) -> ToolCall:
     try:
         raw_text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
     except (ValueError, RecursionError, TypeError):
@@ -165,7 +198,13 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
         now = ", ".join(f"{k!r} is now {renamed[k]!r}" for k in stale)
         return ToolCall(cid, name, raw_text, canonical, error=f"unknown argument for {name}: {now}")
     args = {to_canonical.get(k, k): v for k, v in raw.items()}
-    return ToolCall(cid, name, raw_text, canonical, args)
+    return ToolCall(cid, name, raw_text, canonical, args, key=arguments_key(args))
+
+
+def arguments_key(arguments: dict) -> str:
+    """A call's arguments as the room's memos key them: a tool's result and whether a call
+    was made before depend on the arguments alone (by field, in any order)."""
+    return repr(sorted(arguments.items()))
 
 
 def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str, str], dict[str, str]]]]:

@@ -165,6 +165,10 @@ def _make_tool(fn: Callable[..., dict]) -> Tool:
 #: order), which stays the same all episode, or only the harness (a skill); the others
 #: read the market's state now.
 LASTING_TOOLS = frozenset({"get_product", "get_policy", "get_order_status", SKILL_TOOL})
+#: The lasting tools whose result reads only what a drawn catalog keeps from its file
+#: (names, attributes, terms, orders: never a price, list price or stock, the values
+#: :mod:`liveroom_sim.world.draw` changes), so it is the same in every episode of a spec.
+CATALOG_TOOLS = frozenset({"get_product", "get_policy", "get_order_status"})
 
 TOOLS: dict[str, Tool] = {
     t.name: t for t in map(_make_tool, (get_product, get_price_stock, get_promotions, get_policy, get_order_status,

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from liveroom_sim.harness import prompt
 from liveroom_sim.harness.actions import Action, parse_action, strip_reasoning
 from liveroom_sim.harness.augment import AugmentConfig, augment, episode_harness
 from liveroom_sim.harness.faults import ToolFaultPlan, fault_generator
@@ -32,7 +31,7 @@ from liveroom_sim.sim.hooks import (
     fired_hooks,
     simulated_correction,
 )
-from liveroom_sim.sim.prompting import SystemPrompts
+from liveroom_sim.sim.prompting import SystemPrompts, tool_schemas
 from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, room_metrics
 from liveroom_sim.sim.toolbox import Lookups, run_tool_turn
@@ -117,6 +116,7 @@ class Room:
         self._corrections: np.random.Generator | None = None
         self._history: deque[Block] = deque(maxlen=spec.stream.history_turns)
         self._closed: tuple = (None, (), "")  # see _closed_blocks
+        self._head: tuple = (None, "")  # (system prompt, its observation heading)
         self._notes: list[str] = []
         self._seen_chat = 0
         self._tools_for = None
@@ -159,7 +159,10 @@ class Room:
     def observation(self) -> str:
         """The next-turn prompt as text: :meth:`messages` flattened."""
         closed, closed_text = self._closed_blocks()
-        head = "system: " + self._system_prompt()
+        prompt = self._system_prompt()
+        if self._head[0] is not prompt:  # (the prompt is kept until what it shows changes)
+            self._head = (prompt, "system: " + prompt)
+        head = self._head[1]
         if closed:
             return "\n\n".join((head, closed_text, self._history[-1].text()))
         return head + "\n\n" + self._history[-1].text()
@@ -185,10 +188,10 @@ class Room:
     def tools(self) -> list[dict]:
         """The current harness's tool schemas (OpenAI format).
 
-        Built once per harness state and shared between steps: treat it as read-only.
+        Built once per harness state, shared by steps and rooms: treat it as read-only.
         """
         if self._tools_for is not self.harness:
-            self._tools = prompt.tool_schemas(self.harness)
+            self._tools = tool_schemas(self.harness)
             self._tools_for = self.harness
         return self._tools
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from liveroom_sim.harness.actions import Action
+from liveroom_sim.harness.actions import Action, arguments_key
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.harness.faults import ToolFaultPlan, faulted_content
-from liveroom_sim.harness.tools import LASTING_TOOLS, TOOLS
+from liveroom_sim.harness.tools import CATALOG_TOOLS, LASTING_TOOLS, TOOLS
 from liveroom_sim.world.market import Market
 
 
@@ -53,7 +53,7 @@ def run_tool_turn(action: Action, harness: Harness, market: Market, harness_vers
             error = call.error or refused
             content = _to_json({"error": error})
         else:
-            content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version)
+            content, error = run_tool(call.canonical, call.arguments, harness, market, harness_version, call.key)
             # Only a call the service accepted can fail in the service.
             kind = faults.draw(call.canonical, _subject(call.arguments)) if inject and not error else None
             if kind is not None:
@@ -81,22 +81,55 @@ def _subject(arguments: dict) -> str:
 
 
 def run_tool(canonical: str, arguments: dict, harness: Harness, market: Market,
-             harness_version: int) -> tuple[str, str | None]:
+             harness_version: int, args_key: str = "") -> tuple[str, str | None]:
     """A tool's result as the JSON text the policy reads, and its error if any.
 
     Results depend only on the market and the harness, so they are memoised for the
     market's current version (any change to the market clears the memo), or, for the
     tools that read only the catalog or the harness (:data:`LASTING_TOOLS`), for the
     whole episode. Both are keyed on the harness version (errors name fields as it does).
+    ``args_key``: :func:`~liveroom_sim.harness.actions.arguments_key` of ``arguments``
+    when the caller has it (a parsed call carries it).
     """
-    key = ("tool", harness_version, canonical, repr(sorted(arguments.items())))
+    args_key = args_key or arguments_key(arguments)
+    key = ("tool", harness_version, canonical, args_key)
     memo = market.lasting if canonical in LASTING_TOOLS else market.memo
     hit = memo.get(key)
     if hit is None:
-        result = TOOLS[canonical].run(market, arguments, harness)
-        error = _shown_fields(harness, canonical, result["error"]) if "error" in result else None
-        hit = memo[key] = (_to_json({"error": error} if error else result), error)
+        if canonical in CATALOG_TOOLS:
+            raw_error, text = _catalog_result(canonical, arguments, args_key, market)
+            error = None if raw_error is _NO_ERROR else _shown_fields(harness, canonical, raw_error)
+            hit = (_to_json({"error": error}) if error else text, error)
+        else:
+            result = TOOLS[canonical].run(market, arguments, harness)
+            error = _shown_fields(harness, canonical, result["error"]) if "error" in result else None
+            hit = (_to_json({"error": error} if error else result), error)
+        memo[key] = hit
     return hit
+
+
+_NO_ERROR = object()  # (a result without an "error" entry)
+
+
+def _catalog_result(canonical: str, arguments: dict, args_key: str, market: Market) -> tuple:
+    """``(the result's raw error or _NO_ERROR, its JSON text)`` for a tool of
+    :data:`CATALOG_TOOLS`, run once per spec: its result is the same in every episode
+    (it reads none of the drawn values) and under every harness (only an error's field
+    names follow the harness, renamed by the caller). Keyed on the base catalog by
+    identity (frozen; the entry holds it, so an id reused later never matches), the tool
+    and its arguments as the episode memo keys them."""
+    base = market.catalog.base
+    key = (id(base), canonical, args_key)
+    hit = _CATALOG_RESULTS.get(key)
+    if hit is None or hit[0] is not base:
+        result = TOOLS[canonical].run(market, arguments)
+        if len(_CATALOG_RESULTS) >= 4096:
+            _CATALOG_RESULTS.clear()
+        hit = _CATALOG_RESULTS[key] = (base, result.get("error") if "error" in result else _NO_ERROR, _to_json(result))
+    return hit[1], hit[2]
+
+
+_CATALOG_RESULTS: dict[tuple, tuple] = {}
 
 
 #: ``json.dumps(value, ensure_ascii=False)`` with one encoder made once (``dumps`` makes
@@ -138,7 +171,7 @@ class Lookups:
         for call, result in zip(action.tool_calls, results):
             if call.error:
                 continue
-            key = (call.canonical, repr(sorted(call.arguments.items())), harness_version)
+            key = (call.canonical, call.key or arguments_key(call.arguments), harness_version)
             pair = (call.canonical, _subject(call.arguments))
             kind = faulted.get(call.id)
             if kind is not None:

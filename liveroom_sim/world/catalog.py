@@ -137,14 +137,18 @@ class Catalog(Frozen):
     def with_products(self, products: tuple["Product", ...]) -> "Catalog":
         """This catalog with its products' prices, list prices or stock replaced (the
         same ids, names and attributes, in the same order); its :attr:`base` is kept."""
-        if [p.id for p in products] != [p.id for p in self.products]:
+        if len(products) != len(self.products) or any(a.id != b.id for a, b in zip(products, self.products)):
             raise ValueError("a drawn catalog keeps the products of its base, in order")
-        fields = {k: getattr(self, k) for k in type(self).model_fields}
         # Not validated again: the base was, its ids and orders are kept (checked above),
         # and the draw keeps each list price at or above its price (what validating the
-        # products would check); validating cost a tenth of a reset.
-        drawn = Catalog.model_construct(**{**fields, "products": products})
-        drawn.__dict__["base"] = self.base  # where cached_property keeps its value
+        # products would check); validating cost a tenth of a reset. Built as
+        # ``model_construct`` builds it (every field set), without its generic machinery;
+        # of the base's cached properties only ``base`` carries over (``by_id`` must not).
+        fields = self.__dict__
+        drawn = datafile.replaced(self, {})
+        object.__setattr__(drawn, "__dict__", {**{k: fields[k] for k in type(self).model_fields},
+                                               "products": products, "base": self.base})
+        object.__setattr__(drawn, "__pydantic_fields_set__", set(type(self).model_fields))
         return drawn
 
     @pydantic.model_validator(mode="after")

@@ -104,6 +104,9 @@ def _states(f: Fact, q, norm: str, claims) -> bool:
         about = f.about if f.about is not None else (q.product if f.key != "eta" else q.order)
         return any(c.dim == f.dim and c.value is not None and abs(c.value - f.number) < 0.011
                    and c.verdict in TRUE_VERDICTS and (about is None or c.product == about) for c in claims)
+    if f.key == "order_status" and any(c.kind == "order_status" and c.verdict in TRUE_VERDICTS and c.value
+                                       and c.product == (f.about or q.order) for c in claims):
+        return True  # a true claim of the order's stage ("it's on its way" of an order in transit)
     return any(affirms(norm, form) for form in f.forms)
 
 

@@ -4,9 +4,12 @@ product names (the golden cases are in tests/golden/readings.jsonl)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
+from liveroom_sim.rewards.orders import TRUE_OF, stage_of
 from liveroom_sim.world.text import quantities
 
 PROPERTY = settings(max_examples=200, deadline=None)
@@ -52,3 +55,52 @@ def test_the_cents_do_not_reach_past_a_decimal_or_a_spoken_count():
     assert _money("129元9") == [129.0]  # 元 takes jiao only with 毛 or 角 (129块9 is 129.9)
     assert _money("129块9") == [129.9]
     assert _money("99 cents") == [0.99]
+
+
+# -- order statuses -------------------------------------------------------------------
+
+_ENVS = {"LiveRoom-v0": "mia_22", "LiveRoom-zh-v0": "lily"}
+_SAID = {"LiveRoom-v0": {"processing": "is processing", "shipped": "has shipped", "in_transit": "is in transit",
+                         "out_for_delivery": "is out for delivery", "delivered": "was delivered",
+                         "refund_pending": "has a refund pending", "refunded": "was refunded"},
+         "LiveRoom-zh-v0": {"processing": "待发货", "shipped": "已发货", "in_transit": "运输中",
+                            "out_for_delivery": "派送中", "delivered": "已签收", "refund_pending": "退款中",
+                            "refunded": "已退款"}}
+
+
+def _status_claims(env: str, order: str, reply: str):
+    case = RewardCase.model_validate({"id": "x", "env": env, "reply": reply, "expected": {},
+                                      "question": {"asker": _ENVS[env], "intent": "order_status", "order": order}})
+    ctx = build_context(case)
+    return [c for c in ctx.analysis.claims if c.kind == "order_status"], ctx.analysis
+
+
+@pytest.mark.parametrize("env", list(_ENVS))
+def test_every_order_status_is_read_and_a_stage_is_correct_exactly_when_true(env):
+    for order in world_for(env).catalog.orders:
+        truth = stage_of(order.status)
+        assert truth is not None, order.status  # the shipped catalogs' statuses are all known
+        claims, analysis = _status_claims(env, order.id, f"@{_ENVS[env]} order {order.id} {order.status}.")
+        assert [c.verdict for c in claims] == ["correct"]
+        assert all(f.key != "order_status" for f in analysis.missing)  # and it states the status
+        for stage, words in _SAID[env].items():
+            claims, _ = _status_claims(env, order.id, f"@{_ENVS[env]} order {order.id} {words}.")
+            if truth in ("refund_pending", "refunded") and stage not in ("refund_pending", "refunded"):
+                assert claims == [], (order, stage)  # a refund's shipping is not known: not judged
+                continue
+            assert [c.verdict for c in claims] == ["correct" if truth in TRUE_OF[stage] else "invented"], (order, stage)
+
+
+@pytest.mark.parametrize("reply", ["order LR-10234 will be delivered in 3 days", "it should arrive in 3 days",
+                                   "orders are shipped within 24 hours", "it gets delivered by friday",
+                                   "the serum is shipped free"])
+def test_the_future_or_a_policy_states_no_status(reply):
+    claims, _ = _status_claims("LiveRoom-v0", "LR-10234", f"@mia_22 {reply}.")
+    assert claims == []
+
+
+def test_a_reply_about_no_order_claims_no_status():
+    case = RewardCase.model_validate({"id": "x", "env": "LiveRoom-v0", "expected": {},
+                                      "reply": "@mia_22 the glow serum is $24.99 and your last order was delivered. #ad",
+                                      "question": {"asker": "mia_22", "intent": "price", "product": "sk-serum-01"}})
+    assert [c.kind for c in build_context(case).analysis.claims] == ["price"]

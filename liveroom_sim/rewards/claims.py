@@ -22,8 +22,8 @@ import re
 
 from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
 from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
-from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before
-from liveroom_sim.rewards.orders import order_claims
+from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before, price_stance
+from liveroom_sim.rewards.orders import order_claims, orders_at
 from liveroom_sim.rewards.terms import term_claims
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market, apply_coupon
@@ -32,7 +32,10 @@ from liveroom_sim.world.text import Quantity, iter_quantities
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
 _MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
-_PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
+_PAST_CUES = ("was", "used to be", "before", "went from", "down from", "dropped from", "之前", "原来", "以前是")
+# Words after an amount that make it a price after a coupon ("$48 with code SAVE10").
+_AFTER_COUPON = ("with code", "with the code", "with coupon", "with the coupon", "after the coupon", "用券", "券后")
+_LEADING = re.compile(r"\d+(?:\.\d+)?")  # the first number of a quantity as said ("8 h per charge": 8)
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 
 
@@ -99,11 +102,8 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
         order: The order the question is about, if any (its arrival time is its fact).
         lookups: ``(canonical tool, argument)`` pairs looked up this exchange, or ``None``.
     """
-    order_eta = None
-    if order is not None:
-        days = market.catalog.order(order).eta_days
-        order_eta = (order, days * 24.0) if days is not None else None
     norm = reading.norm
+    order_of = orders_at(norm, market.catalog, order) if order is not None else None
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
     found: list[Quantity] = []
@@ -116,7 +116,7 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
             break
     claims = []
     for q in found:
-        c = _number_claim(q, reading, market, fallback, order_eta)
+        c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(q.span[0])))
         if c is not None:
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
@@ -126,6 +126,12 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     if lookups is not None:
         claims = [_supported(c, lookups) for c in claims]
     return claims, found
+
+
+def _eta(market: Market, order: str) -> tuple[str, float] | None:
+    """The order and its arrival time in hours (None when it has none)."""
+    days = market.catalog.order(order).eta_days
+    return (order, days * 24.0) if days is not None else None
 
 
 def _supported(c: Claim, lookups: frozenset) -> Claim:
@@ -166,11 +172,14 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
             return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else None) or money_cue_before(before, s, r.norm, r.mentions) or "price"
+                else "price_after_coupon" if tail.startswith(_AFTER_COUPON) else None) \
+            or money_cue_before(before, s, r.norm, r.mentions) or "price"
         currency = q.currency
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")
         truth = _money_truth(pid, kind, market)
+        if kind == "price" and (stance := price_stance(before, v, truth)) is not None:  # under $30; not $24.99
+            return Claim(kind, said, stance, pid, v, "bound") if stance else None  # (a bound states no price)
         if _near(v, truth, 0.006):
             return Claim(kind, said, "correct", pid, v, "money")
         if kind == "price" and _near(v, _money_truth(pid, "price_after_coupon", market), 0.006):
@@ -194,7 +203,8 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         # The spec sheet's own wording ("8 h per charge") only backs a battery time or a
         # duration of no named attribute: a ship time, return window, warranty or shelf
         # life is one catalog field, so a spec number (12 h battery, 30 ml) is no proof.
-        if _near(v, truth, 0.01) or (kind in (None, "battery") and _leading_number(said) in index.numbers[pid]):
+        if _near(v, truth, 0.01) or (kind in (None, "battery") and (m := _LEADING.search(said)) is not None
+                                     and float(m[0]) in index.numbers[pid]):
             return Claim(kind or "duration", said, "correct", pid, v, "hours")  # or as the spec sheet says it
         return Claim(kind or "duration", said, "invented", pid, v, "hours")
     if dim == "count":
@@ -204,11 +214,6 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim("stock", said, "correct" if v in truth else "invented", pid, v, "count")
     numbers = r.index.numbers[pid]
     return Claim("size", said, "correct" if _near(v, numbers, 0.01) else "invented", pid, v, "size")
-
-
-def _leading_number(said: str) -> float | None:
-    m = re.search(r"\d+(?:\.\d+)?", said)
-    return float(m.group(0)) if m else None
 
 
 def _near(value: float, candidates, tolerance: float) -> bool:

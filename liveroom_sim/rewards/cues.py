@@ -104,3 +104,32 @@ def money_cue_before(before: str, s: int, norm: str, mentions) -> str | None:
         if m_start >= start and m_end <= s:
             return attribute if _LINK.fullmatch(norm, start, m_start) else None
     return attribute
+
+
+# A price said as a bound or denied: "under $30", "no more than $30", 不到30元; "over $20",
+# at least; "not $24.99 (anymore)", 不是24.99. Only words right before the amount count.
+_STANCE = re.compile(
+    r"(?:(?P<above>\b(?:not less than|over|above|more than|at least)|超过|高于|多于|至少)"
+    r"|(?P<below>\b(?:under|below|less than|cheaper than|no more than|not more than|at most)"
+    r"|不到|低于|少于|不超过|不高于)"
+    r"|(?P<denied>\b(?:not|isn't|wasn't|no longer|never)|不是|不再是|不再|并非))\s*$")
+
+
+def price_stance(before: str, value: float, truth: set[float]) -> str | None:
+    """How a price said as a bound or a denial reads (``before`` ends at the amount): None
+    when it is said plainly, ``""`` when it states nothing to check (a true denial: "not
+    $24.99 anymore" when the price is $22.99), else its verdict: "correct" for a bound
+    the price meets, "invented" for one it does not or for denying the price itself.
+
+    >>> price_stance("now under ", 30.0, {22.99}), price_stance("it's not ", 24.99, {22.99})
+    ('correct', '')
+    >>> price_stance("it's not ", 22.99, {22.99}), price_stance("the serum is ", 22.99, {22.99})
+    ('invented', None)
+    """
+    m = _STANCE.search(before[-24:])
+    if m is None:
+        return None
+    if m["denied"]:
+        return "invented" if any(abs(t - value) < 0.006 for t in truth) else ""
+    meets = (lambda t: t <= value + 0.006) if m["below"] else (lambda t: t >= value - 0.006)
+    return "correct" if any(map(meets, truth)) else "invented"

@@ -208,3 +208,13 @@ def _order_at(named: list[tuple[int, str]], pos: int, norm: str) -> str | None:
     if named and not _SENTENCE.search(norm, pos, named[0][0]):
         return named[0][1]
     return None
+
+
+def orders_at(norm: str, catalog: Catalog, asked_order: str | None):
+    """The order a number at a position of ``norm`` is about, as a function of the position:
+    the order named nearest before it (else the first after it in its sentence), else the
+    question's ("order LR-1 arrives in 2 days, LR-2 in 5 days": 5 days is LR-2's)."""
+    named = _orders_named(norm, catalog)
+    if not named:
+        return lambda pos: asked_order
+    return lambda pos: _order_at(named, pos, norm) or asked_order

@@ -24,6 +24,7 @@ between ("about your refund: order LR-1 is processing" is the order's).
 from __future__ import annotations
 
 import bisect
+import os
 import re
 
 from liveroom_sim.rewards.scanner import Literals
@@ -186,18 +187,25 @@ def order_claims(norm: str, catalog: Catalog, asked_order: str | None, mentions,
 def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
     if not catalog.orders:
         return []
-    return [(s, oid) for s, _, oid in _order_literals(catalog).longest(norm)]
+    prefix, literals = _order_literals(catalog)
+    if prefix not in norm:  # (most replies name no order: one substring test)
+        return []
+    return [(s, oid) for s, _, oid in literals.longest(norm)]
 
 
 _ORDER_LITERALS: dict[int, tuple] = {}
 
 
-def _order_literals(catalog: Catalog) -> Literals:
+def _order_literals(catalog: Catalog) -> tuple[str, Literals]:
+    """The order ids' common prefix ("lr-"; "" when they share none) and their automaton,
+    once per catalog base."""
     base = catalog.base
     entry = _ORDER_LITERALS.get(id(base))
     if entry is None or entry[0] is not base:
-        entry = _ORDER_LITERALS[id(base)] = (base, Literals((o.id.lower(), o.id) for o in base.orders))
-    return entry[1]
+        ids = [o.id.lower() for o in base.orders]
+        prefix = os.path.commonprefix(ids) if ids else ""
+        entry = _ORDER_LITERALS[id(base)] = (base, prefix, Literals((o.id.lower(), o.id) for o in base.orders))
+    return entry[1], entry[2]
 
 
 def _order_at(named: list[tuple[int, str]], pos: int, norm: str) -> str | None:

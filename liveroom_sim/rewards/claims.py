@@ -35,6 +35,7 @@ _MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the e
 _PAST_CUES = ("was", "used to be", "before", "went from", "down from", "dropped from", "之前", "原来", "以前是")
 # Words after an amount that make it a price after a coupon ("$48 with code SAVE10").
 _AFTER_COUPON = ("with code", "with the code", "with coupon", "with the coupon", "after the coupon", "用券", "券后")
+_LIST_AFTER = ("list price", "original price", "regular price", "msrp", "原价", "划线价")  # "the $34.99 list price"
 _LEADING = re.compile(r"\d+(?:\.\d+)?")  # the first number of a quantity as said ("8 h per charge": 8)
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 
@@ -172,7 +173,8 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
             return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else "price_after_coupon" if tail.startswith(_AFTER_COUPON) else None) \
+                else "price_after_coupon" if tail.startswith(_AFTER_COUPON)
+                else "list_price" if tail.startswith(_LIST_AFTER) else None) \
             or money_cue_before(before, s, r.norm, r.mentions) or "price"
         currency = q.currency
         if currency and currency != market.catalog.currency:
@@ -238,6 +240,8 @@ def _money_truth(pid: str, kind: str, market: Market) -> set[float]:
         truth = {p.shipping.fee}
     elif kind == "coupon_value":
         truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
+        if p.list_price > price:  # "save $10": also the saving against the list price (as in _discounts)
+            truth.add(round(p.list_price - price, 2))
     elif kind == "price_after_coupon":
         truth = {round(apply_coupon(c, price), 2) for c in coupons} | {market.price_after_coupons(pid)}
     else:

@@ -102,8 +102,14 @@ def _states(f: Fact, q, norm: str, claims) -> bool:
     if f.number is not None:
         # Each ask's fact is of its own product (a merged request may ask about two).
         about = f.about if f.about is not None else (q.product if f.key != "eta" else q.order)
-        return any(c.dim == f.dim and c.value is not None and abs(c.value - f.number) < 0.011
-                   and c.verdict in TRUE_VERDICTS and (about is None or c.product == about) for c in claims)
+        of_it = [c for c in claims if c.dim == f.dim and (about is None or c.product == about)]
+        # A hedge is no answer: "$22.99 or $24.99" states the price and a made-up one, and
+        # the viewer is none the wiser (an old price said beside the new one is not made up).
+        return any(c.value is not None and abs(c.value - f.number) < 0.011 and c.verdict in TRUE_VERDICTS
+                   for c in of_it) and not any(c.kind == f.key and c.verdict == "invented" for c in of_it)
+    if f.key == "order_status" and any(c.kind == "order_status" and c.verdict in TRUE_VERDICTS and c.value
+                                       and c.product == (f.about or q.order) for c in claims):
+        return True  # a true claim of the order's stage ("it's on its way" of an order in transit)
     return any(affirms(norm, form) for form in f.forms)
 
 

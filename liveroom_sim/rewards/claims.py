@@ -19,70 +19,25 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import NamedTuple
 
-from liveroom_sim.rewards.catalog_index import (
-    PHRASE,
-    VOCAB,
-    code_tokens,
-    CatalogIndex,
-    catalog_index,
-    trie_pattern,
-)
-from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before
+from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
+from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
+from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before, price_stance
+from liveroom_sim.rewards.orders import order_claims, orders_at
+from liveroom_sim.rewards.terms import term_claims
 from liveroom_sim.world.catalog import Catalog
-from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market, apply_coupon
 from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
 _MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
-_SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
-MAX_CLAIMS = 64
-
-#: Which canonical tool returns each attribute (tool rationality and support).
-TOOL_FOR = {
-    "price": "get_price_stock", "list_price": "get_price_stock", "old_price": "get_price_stock", "price_after_coupon": "get_price_stock",
-    "percent_off": "get_price_stock", "stock": "get_price_stock", "sold_out": "get_price_stock",
-    "in_stock": "get_price_stock", "coupon": "get_promotions", "coupon_value": "get_promotions",
-    "shipping_fee": "get_policy", "free_shipping": "get_policy", "ships_within": "get_policy",
-    "returns": "get_policy", "warranty": "get_policy", "duration": "get_policy",
-    "shelf_life": "get_product", "battery": "get_product", "size": "get_product",
-    "allergen": "get_product", "ingredient": "get_product", "pregnancy": "get_product",
-    "eta": "get_order_status",
-}
-# Attributes that more than one tool returns.
-_ALSO = {"warranty": ("get_product",), "duration": ("get_product",), "coupon_value": ("get_price_stock",),
-         "price_after_coupon": ("get_promotions",)}
-
-#: Each attribute's tools: the main one, then the others that also return it.
-_TOOLS = {kind: (main, *_ALSO.get(kind, ())) for kind, main in TOOL_FOR.items()}
-
-_PAST_CUES = ("was", "used to be", "before", "之前", "原来", "以前是")
+_PAST_CUES = ("was", "used to be", "before", "went from", "down from", "dropped from", "之前", "原来", "以前是")
+# Words after an amount that make it a price after a coupon ("$48 with code SAVE10").
+_AFTER_COUPON = ("with code", "with the code", "with coupon", "with the coupon", "after the coupon", "用券", "券后")
+_LIST_AFTER = ("list price", "original price", "regular price", "msrp", "原价", "划线价")  # "the $34.99 list price"
+_LEADING = re.compile(r"\d+(?:\.\d+)?")  # the first number of a quantity as said ("8 h per charge": 8)
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
-_SIZE_CUES = ("size", "码", "尺码", "waist")
-_CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
-_CONTAINS = re.compile("|".join(map(re.escape, _CONTAINS_CUES)))  # any of them, in one search
-# Every match of facts.NEGATION holds one of these: a text without any cannot negate (a
-# search for them skips ahead; NEGATION, anchored at the end, is tried at every position).
-_MAY_NEGATE = re.compile(r"no|never|isn't|aren't|doesn't|don't|without|zero|不|没|未|无|非")
-
-
-class Claim(NamedTuple):
-    """One checkable statement of a reply."""
-
-    kind: str
-    said: str
-    verdict: str
-    product: str | None = None
-    value: float | None = None
-    dim: str | None = None
-
-    @property
-    def tools(self) -> tuple[str, ...]:
-        """The canonical tools whose result states this claim's attribute."""
-        return _TOOLS.get(self.kind, ())
 
 
 class Reading:
@@ -148,11 +103,8 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
         order: The order the question is about, if any (its arrival time is its fact).
         lookups: ``(canonical tool, argument)`` pairs looked up this exchange, or ``None``.
     """
-    order_eta = None
-    if order is not None:
-        days = market.catalog.order(order).eta_days
-        order_eta = (order, days * 24.0) if days is not None else None
     norm = reading.norm
+    order_of = orders_at(norm, market.catalog, order) if order is not None else None
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
     found: list[Quantity] = []
@@ -165,14 +117,22 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
             break
     claims = []
     for q in found:
-        c = _number_claim(q, reading, market, fallback, order_eta)
+        c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(q.span[0])))
         if c is not None:
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
-    claims += _term_claims(reading, market, fallback, words)
+    claims += term_claims(reading, market, fallback, words)
+    claims += [Claim("order_status", w, "correct" if ok else "invented", oid, float(states), ("not " if denied else "") + stage)
+               for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.mentions, MAX_CLAIMS)]
     if lookups is not None:
         claims = [_supported(c, lookups) for c in claims]
     return claims, found
+
+
+def _eta(market: Market, order: str) -> tuple[str, float] | None:
+    """The order and its arrival time in hours (None when it has none)."""
+    days = market.catalog.order(order).eta_days
+    return (order, days * 24.0) if days is not None else None
 
 
 def _supported(c: Claim, lookups: frozenset) -> Claim:
@@ -213,11 +173,15 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
             return Claim("old_price", said, "correct" if _near(v, was, 0.006) else "invented", pid, v, "money")
         tail = after.lstrip()
         kind = ("coupon_value" if tail.startswith("off") else "shipping_fee" if tail.startswith(("shipping", "运费"))
-                else None) or money_cue_before(before, s, r.norm, r.mentions) or "price"
+                else "price_after_coupon" if tail.startswith(_AFTER_COUPON)
+                else "list_price" if tail.startswith(_LIST_AFTER) else None) \
+            or money_cue_before(before, s, r.norm, r.mentions) or "price"
         currency = q.currency
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")
         truth = _money_truth(pid, kind, market)
+        if kind == "price" and (stance := price_stance(before, v, truth)) is not None:  # under $30; not $24.99
+            return Claim(kind, said, stance, pid, v, "bound") if stance else None  # (a bound states no price)
         if _near(v, truth, 0.006):
             return Claim(kind, said, "correct", pid, v, "money")
         if kind == "price" and _near(v, _money_truth(pid, "price_after_coupon", market), 0.006):
@@ -241,7 +205,8 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         # The spec sheet's own wording ("8 h per charge") only backs a battery time or a
         # duration of no named attribute: a ship time, return window, warranty or shelf
         # life is one catalog field, so a spec number (12 h battery, 30 ml) is no proof.
-        if _near(v, truth, 0.01) or (kind in (None, "battery") and _leading_number(said) in index.numbers[pid]):
+        if _near(v, truth, 0.01) or (kind in (None, "battery") and (m := _LEADING.search(said)) is not None
+                                     and float(m[0]) in index.numbers[pid]):
             return Claim(kind or "duration", said, "correct", pid, v, "hours")  # or as the spec sheet says it
         return Claim(kind or "duration", said, "invented", pid, v, "hours")
     if dim == "count":
@@ -251,11 +216,6 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim("stock", said, "correct" if v in truth else "invented", pid, v, "count")
     numbers = r.index.numbers[pid]
     return Claim("size", said, "correct" if _near(v, numbers, 0.01) else "invented", pid, v, "size")
-
-
-def _leading_number(said: str) -> float | None:
-    m = re.search(r"\d+(?:\.\d+)?", said)
-    return float(m.group(0)) if m else None
 
 
 def _near(value: float, candidates, tolerance: float) -> bool:
@@ -280,6 +240,8 @@ def _money_truth(pid: str, kind: str, market: Market) -> set[float]:
         truth = {p.shipping.fee}
     elif kind == "coupon_value":
         truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
+        if p.list_price > price:  # "save $10": also the saving against the list price (as in _discounts)
+            truth.add(round(p.list_price - price, 2))
     elif kind == "price_after_coupon":
         truth = {round(apply_coupon(c, price), 2) for c in coupons} | {market.price_after_coupons(pid)}
     else:
@@ -322,78 +284,4 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
         else:
             verdict = "outdated" if code in market.expired_codes else "invented"
         claims.append(Claim("coupon", code, verdict, pid))
-    return claims
-
-
-#: The term claims of fixed phrases: phrasebook key, claim kind, and whether it holds of a
-#: product now. Longer, negative forms first, so that "not pregnancy-safe" is not also
-#: read as "pregnancy-safe".
-_TERMS = (
-    ("pregnancy_unsafe", "pregnancy", lambda p, market: not getattr(p, "pregnancy_safe", True)),
-    ("pregnancy_safe", "pregnancy", lambda p, market: bool(getattr(p, "pregnancy_safe", False))),
-    ("no_allergens", "allergen", lambda p, market: not getattr(p, "allergens", None)),
-    ("sold_out", "sold_out", lambda p, market: market.stock[p.id] == 0),
-    ("in_stock", "in_stock", lambda p, market: market.stock[p.id] > 0),
-    ("free_shipping", "free_shipping", lambda p, market: p.shipping.fee == 0),
-)
-
-
-def _term_claims(r: Reading, market: Market, fallback: str, words) -> list[Claim]:
-    norm, claims = r.norm, []
-    index = r.index
-    # One scan tells which passes below can find anything (see CatalogIndex.terms):
-    # most replies state no such fact.
-    found = set().union(*index.terms(words).present(norm))
-    if PHRASE not in found and VOCAB not in found:
-        return claims
-    taken: set[int] = set()  # positions already read as part of a claim
-
-    def spans(key):
-        for w in words.get(key, ()):
-            for s, e, neg in occurrences(norm, w):
-                if len(claims) >= MAX_CLAIMS:
-                    return
-                if s not in taken:
-                    taken.update(range(s, e))
-                    yield s, w, neg
-
-    p = market.catalog.by_id
-    for key, kind, truth in _TERMS if PHRASE in found else ():
-        if key not in found:
-            continue  # none of its phrases is in the text
-        for s, w, neg in spans(key):
-            pid = r.product_at(s, fallback)
-            if key.startswith("pregnancy") and getattr(p[pid], "pregnancy_safe", None) is None:
-                continue
-            if key == "no_allergens" and not hasattr(p[pid], "allergens"):
-                continue
-            holds = truth(p[pid], market)
-            said = ("not " if neg else "") + w
-            claims.append(Claim(kind, said, "correct" if holds != neg else "invented", pid))
-    if VOCAB not in found:
-        return claims  # no allergen or ingredient named
-    for vocab, attr, kind in ((index.allergen_words, index.allergens, "allergen"),
-                              (index.ingredient_words, index.ingredients, "ingredient")):
-        if vocab is None:
-            continue
-        for seen, m in enumerate(vocab.finditer(norm)):
-            if len(claims) >= MAX_CLAIMS or seen >= 4 * MAX_CLAIMS:
-                break  # a reply is read up to MAX_CLAIMS statements
-            if m.start() in taken:
-                continue
-            before = norm[max(0, m.start() - 40):m.start()]
-            cut = list(_SENTENCE.finditer(before))
-            before = before[cut[-1].end():] if cut else before
-            neg = bool(_MAY_NEGATE.search(before) and NEGATION.search(before)) or \
-                bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
-            if not neg and not _CONTAINS.search(before) and "," not in before[-3:]:
-                continue  # named, not claimed ("for a nut allergy")
-            pid = r.product_at(m.start(), fallback)
-            if kind == "allergen" and not hasattr(p[pid], "allergens") or \
-                    kind == "ingredient" and not hasattr(p[pid], "ingredients"):
-                continue
-            word = m.group(0)
-            has = any(word == a or word in a or a in word for a in attr[pid])
-            claims.append(Claim(kind, ("no " if neg else "") + word, "correct" if has != neg else "invented", pid))
-            taken.update(range(m.start(), m.end()))
     return claims

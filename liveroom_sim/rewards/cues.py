@@ -104,3 +104,42 @@ def money_cue_before(before: str, s: int, norm: str, mentions) -> str | None:
         if m_start >= start and m_end <= s:
             return attribute if _LINK.fullmatch(norm, start, m_start) else None
     return attribute
+
+
+# A price said as a bound or denied: "under $30", "no more than $30", 不到30元; "over $20",
+# at least; "not $24.99 (anymore)", 不是24.99. Only words right before the amount count.
+_STANCES = (
+    ("above", ("not less than", "over", "above", "more than", "at least", "超过", "高于", "多于", "至少")),
+    ("below", ("under", "below", "less than", "cheaper than", "no more than", "not more than", "at most",
+               "不到", "低于", "少于", "不超过", "不高于")),
+    ("denied", ("not", "isn't", "wasn't", "no longer", "never", "不是", "不再是", "不再", "并非")),
+)
+# Longest first, so that "no more than" is not read as "more than"; a word must start a word.
+_STANCE_WORDS = sorted(((w, stance) for stance, words in _STANCES for w in words), key=lambda x: -len(x[0]))
+_ENDINGS = tuple(w for w, _ in _STANCE_WORDS)
+
+
+def price_stance(before: str, value: float, truth: set[float]) -> str | None:
+    """How a price said as a bound or a denial reads (``before`` ends at the amount): None
+    when it is said plainly, ``""`` when it states nothing to check (a true denial: "not
+    $24.99 anymore" when the price is $22.99), else its verdict: "correct" for a bound
+    the price meets, "invented" for one it does not or for denying the price itself.
+
+    >>> price_stance("now under ", 30.0, {22.99}), price_stance("it's not ", 24.99, {22.99})
+    ('correct', '')
+    >>> price_stance("it's not ", 22.99, {22.99}), price_stance("the serum is ", 22.99, {22.99})
+    ('invented', None)
+    >>> price_stance("no more than ", 20.0, {22.99}), price_stance("thunder ", 20.0, {22.99})
+    ('invented', None)
+    """
+    tail = before.rstrip()
+    if not tail.endswith(_ENDINGS):  # (the common case: one test)
+        return None
+    word, stance = next((w, st) for w, st in _STANCE_WORDS if tail.endswith(w))
+    start = len(tail) - len(word)
+    if word.isascii() and start and tail[start - 1].isalnum():
+        return None  # inside a longer word ("thunder")
+    if stance == "denied":
+        return "invented" if any(abs(t - value) < 0.006 for t in truth) else ""
+    meets = (lambda t: t <= value + 0.006) if stance == "below" else (lambda t: t >= value - 0.006)
+    return "correct" if any(map(meets, truth)) else "invented"

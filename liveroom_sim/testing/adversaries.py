@@ -216,6 +216,25 @@ class StaleCache(_Wrapper):
         return action
 
 
+class HedgedPrices(Memorised):
+    """Never calls a tool and hedges every price: each memorised price is said with its
+    neighbours a whole unit apart, enough of them to cover the spec's price ranges, so
+    one of them is always the price now ("$20.99, $21.99, $22.99 or $23.99")."""
+
+    _AMOUNT = re.compile(r"\$(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)元")
+
+    def __call__(self, observation: str, info: dict) -> str:
+        action = super().__call__(observation, info)
+        return action if action.startswith("{") else self._AMOUNT.sub(self._hedge, action)
+
+    @staticmethod
+    def _hedge(m: re.Match) -> str:
+        value = float(m[1] or m[2])
+        reach = min(60, int(value * 0.3) + 1)
+        said = [_money(value + k, "en" if m[1] else "zh") for k in range(-reach, reach + 1) if value + k > 0]
+        return ", ".join(said[:-1]) + " or " + said[-1]
+
+
 def _with_results(info: dict, action: str, run, cached: list[str] | None = None) -> dict:
     """``info`` as if ``action``'s tool calls had been answered (by ``run`` or ``cached``)
     without a tool turn in the room."""
@@ -248,6 +267,7 @@ ADVERSARIES: dict[str, Callable[..., Policy]] = {
     "pitch with rotating filler": lambda world=None: IgnoreAndPitch(world, filler=True),
     "answer the wrong viewer": WrongViewer,
     "never look up, recite memorised facts": Memorised,
+    "never look up, hedge every price": HedgedPrices,
     "stale cache of tool results": StaleCache,
     "unitless numbers": Unitless,
     "disclosure padding": DisclosurePadding,

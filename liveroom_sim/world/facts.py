@@ -17,7 +17,8 @@ from liveroom_sim.world.text import Quantity, normalize_phrase, phrase_pattern
 _LEADING_AMOUNT = re.compile(r"^[\d.%\s]+")
 #: A negation just before a phrase ("not sold out", "no peanuts", 没有售罄, 不含花生) ...
 NEGATION = re.compile(
-    r"(?:\b(?:not|no|never|isn't|aren't|doesn't|don't|without|zero|nor)\b(?:\s+\w+)?\s*"
+    r"(?:\b(?:not|no|never|isn't|aren't|doesn't|don't|hasn't|haven't|wasn't|weren't|didn't|won't|without|zero|nor)\b"
+    r"(?:\s+\w+)?\s*"
     r"|(?:不含有?|不是|没有|没|不|未|无|非)\s*)$")
 #: ... or just after it ("peanut-free", "free of gluten").
 NEGATED_AFTER = re.compile(r"^\s*(?:-?free\b|free of\b)")

@@ -70,7 +70,7 @@ class Quantity(NamedTuple):
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|折|美元|美金|元|块(?P<jiao>[一二三四五六七八九\d])?|dollars?|bucks|usd|yuan|rmb"
+    r"[\s-]?(?P<post>%|percent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?"
     r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
@@ -99,25 +99,34 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     reader that stops after a few never parses the rest of a long reply."""
     if not _MAY_HOLD_NUMBER.search(text):
         return
+    read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
     for m in _QUANTITY.finditer(text) if _MAY_CLAIM.search(text) else ():
+        if m.start() < read_to:
+            continue  # the cents of the amount before, already read with it
         parsed = _parsed(*m.groups())
         if parsed is None:
             continue
         dim, value, currency = parsed
-        if dim is None:  # no sign and no unit: a stock count after "only", else bare
+        span = m.span()
+        if dim == "money":
+            change = small_change(text, m)
+            if change is not None:
+                value, span = round(value + change[0], 2), (span[0], change[1])
+                read_to = change[1]
+        elif dim is None:  # no sign and no unit: a stock count after "only", else bare
             dim = "count" if _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()) else "bare"
-        yield Quantity(dim, value, m.span(), currency)
+        yield Quantity(dim, value, span, currency)
     if "half" in text or "半价" in text:
         for m in _HALF_PRICE.finditer(text):
             yield Quantity("percent_off", 50.0, m.span())
 
 
 @lru_cache(maxsize=4096)
-def _parsed(pre: str | None, raw: str, post: str | None, jiao: str | None) -> tuple[str | None, float, str | None] | None:
-    """``(dimension, value, currency)`` of one written quantity (its sign, number, unit and
-    jiao as the pattern's groups found them), or ``None`` when it claims nothing. The
+def _parsed(pre: str | None, raw: str, post: str | None) -> tuple[str | None, float, str | None] | None:
+    """``(dimension, value, currency)`` of one written quantity (its sign, number and unit
+    as the pattern's groups found them), or ``None`` when it claims nothing. The
     dimension is ``None`` for a number with no sign and no unit: the words before it
-    decide. A pure function of the four strings (cached: replies repeat a few forms)."""
+    decide. A pure function of the three strings (cached: replies repeat a few forms)."""
     digits = raw[0].isdigit()
     if not digits and not post and not pre:
         return None  # a lone Chinese character such as 一 ("one", "a") claims nothing (not even parsed)
@@ -125,8 +134,6 @@ def _parsed(pre: str | None, raw: str, post: str | None, jiao: str | None) -> tu
     if value is None:
         return None
     post = post.lower() if post else ""
-    if jiao:
-        value += (int(jiao) if jiao.isdigit() else _CN_DIGITS[jiao]) / 10
     if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
         value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
     if not digits and post == "个":
@@ -143,9 +150,50 @@ def _parsed(pre: str | None, raw: str, post: str | None, jiao: str | None) -> tu
     return dim, value * factor, currency
 
 
+# Small change said after the unit, read with the amount before it as one amount: "24
+# dollars 99", "24 bucks and 99 cents", "$24 and 99 cents", 24块99, 24块9, 24元9毛9, 24块零5分,
+# 二十四块九毛九. Never a number with a unit of its own ("24 dollars, 99 left", "24块9折"),
+# a longer number (24块999) or a decimal: that is another quantity, read on its own.
+_OWN_UNIT = (r"(?![\d%]|[.,]\d|\s?(?:percent|折|件|个|份|单|天|小时|分钟|周|月|年|毫升|克|元|块|包|袋|瓶|盒|支|片|双|条"
+             r"|斤|套|张|只|罐|杯|left|in stock|pieces|pcs|units|hours?|hrs?|min|days?|weeks?|months?|years?|ml|g\b"
+             r"|grams?|kg|mah|dollars?|bucks|off\b))")
+_CENTS_WORDED = re.compile(r",?\s(?:and\s)?(\d{1,2})\s?cents?(?![a-z])")
+_CENTS_BARE = re.compile(r"\s(?:and\s)?(\d\d)" + _OWN_UNIT)
+_JIAO = "[零〇一二两三四五六七八九\\d]"
+_ZH_CHANGE = re.compile(
+    rf"(?:(?P<fen2>\d\d)|零(?P<fen0>{_JIAO})分|(?P<jiao>{_JIAO})(?:(?P<mao>[毛角])(?:(?P<fen>{_JIAO})分?)?)?)" + _OWN_UNIT)
+_EN_MONEY_WORDS = frozenset({"dollar", "dollars", "bucks", "usd", "美元", "美金"})
+
+
+def small_change(text: str, m: re.Match) -> tuple[float, int] | None:
+    """The cents said after an amount of :data:`_QUANTITY`'s match ``m`` (see the note
+    above), and where they end; ``None`` when none are."""
+    raw, post, at = m.group(2), (m.group("post") or "").lower(), m.end()
+    if text[at - 1].isspace():
+        at -= 1  # (an amount with no unit keeps the space after it)
+    if "." in raw or "点" in raw:
+        return None  # 24.5 dollars 99 is two quantities
+    if post in ("块", "元"):
+        c = _ZH_CHANGE.match(text, at)
+        if c is None or post == "元" and c.group("jiao") and not c.group("mao"):
+            return None  # 129元9: no one says it for 129.9 (129块9 they do)
+        digit = lambda g: _cn_digit(c.group(g)) if c.group(g) else 0  # noqa: E731
+        if c.group("fen2"):
+            return int(c.group("fen2")) / 100, c.end()
+        return digit("jiao") / 10 + (digit("fen") + digit("fen0")) / 100, c.end()
+    if post in _EN_MONEY_WORDS or not post and (m.group("pre") or "").strip():
+        c = _CENTS_WORDED.match(text, at) or (_CENTS_BARE.match(text, at) if post else None)
+        return (int(c.group(1)) / 100, c.end()) if c else None
+    return None
+
+
+def _cn_digit(ch: str) -> int:
+    return int(ch) if ch.isdigit() else _CN_DIGITS[ch]
+
+
 def _currency(pre: str | None, post: str) -> str | None:
     sign = (pre or "").strip().lower() or post
-    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd", "美元", "美金"):
+    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd", "cent", "cents", "美元", "美金"):
         return "USD"
     if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
         return "CNY"
@@ -163,7 +211,8 @@ def _to_number(raw: str) -> float | None:
 
 def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units.update({"cent": ("money", 0.01), "cents": ("money", 0.01)})  # 99 cents is $0.99
     units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
     for unit, hours in _HOURS.items():
         units[unit] = units[unit + "s"] = ("hours", float(hours))

@@ -1,0 +1,94 @@
+"""Term claims: statements without a number ("sold out", "free shipping",
+"pregnancy-safe", "no common allergens", "contains peanuts", 不含坚果), each attributed to
+a product and checked against it now, negation read both ways (see
+:mod:`liveroom_sim.rewards.claims`)."""
+
+from __future__ import annotations
+
+import re
+
+from liveroom_sim.rewards.catalog_index import PHRASE, VOCAB
+from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
+from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
+from liveroom_sim.world.market import Market
+
+_SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
+_CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
+_CONTAINS = re.compile("|".join(map(re.escape, _CONTAINS_CUES)))  # any of them, in one search
+# Every match of facts.NEGATION holds one of these: a text without any cannot negate (a
+# search for them skips ahead; NEGATION, anchored at the end, is tried at every position).
+_MAY_NEGATE = re.compile(r"no|never|n't|without|zero|不|没|未|无|非")
+
+
+#: The term claims of fixed phrases: phrasebook key, claim kind, and whether it holds of a
+#: product now. Longer, negative forms first, so that "not pregnancy-safe" is not also
+#: read as "pregnancy-safe".
+_TERMS = (
+    ("pregnancy_unsafe", "pregnancy", lambda p, market: not getattr(p, "pregnancy_safe", True)),
+    ("pregnancy_safe", "pregnancy", lambda p, market: bool(getattr(p, "pregnancy_safe", False))),
+    ("no_allergens", "allergen", lambda p, market: not getattr(p, "allergens", None)),
+    ("sold_out", "sold_out", lambda p, market: market.stock[p.id] == 0),
+    ("in_stock", "in_stock", lambda p, market: market.stock[p.id] > 0),
+    ("free_shipping", "free_shipping", lambda p, market: p.shipping.fee == 0),
+)
+
+
+def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
+    norm, claims = r.norm, []
+    index = r.index
+    # One scan tells which passes below can find anything (see CatalogIndex.terms):
+    # most replies state no such fact.
+    found = set().union(*index.terms(words).present(norm))
+    if PHRASE not in found and VOCAB not in found:
+        return claims
+    taken: set[int] = set()  # positions already read as part of a claim
+
+    def spans(key):
+        for w in words.get(key, ()):
+            for s, e, neg in occurrences(norm, w):
+                if len(claims) >= MAX_CLAIMS:
+                    return
+                if s not in taken:
+                    taken.update(range(s, e))
+                    yield s, w, neg
+
+    p = market.catalog.by_id
+    for key, kind, truth in _TERMS if PHRASE in found else ():
+        if key not in found:
+            continue  # none of its phrases is in the text
+        for s, w, neg in spans(key):
+            pid = r.product_at(s, fallback)
+            if key.startswith("pregnancy") and getattr(p[pid], "pregnancy_safe", None) is None:
+                continue
+            if key == "no_allergens" and not hasattr(p[pid], "allergens"):
+                continue
+            holds = truth(p[pid], market)
+            said = ("not " if neg else "") + w
+            claims.append(Claim(kind, said, "correct" if holds != neg else "invented", pid))
+    if VOCAB not in found:
+        return claims  # no allergen or ingredient named
+    for vocab, attr, kind in ((index.allergen_words, index.allergens, "allergen"),
+                              (index.ingredient_words, index.ingredients, "ingredient")):
+        if vocab is None:
+            continue
+        for seen, m in enumerate(vocab.finditer(norm)):
+            if len(claims) >= MAX_CLAIMS or seen >= 4 * MAX_CLAIMS:
+                break  # a reply is read up to MAX_CLAIMS statements
+            if m.start() in taken:
+                continue
+            before = norm[max(0, m.start() - 40):m.start()]
+            cut = list(_SENTENCE.finditer(before))
+            before = before[cut[-1].end():] if cut else before
+            neg = bool(_MAY_NEGATE.search(before) and NEGATION.search(before)) or \
+                bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
+            if not neg and not _CONTAINS.search(before) and "," not in before[-3:]:
+                continue  # named, not claimed ("for a nut allergy")
+            pid = r.product_at(m.start(), fallback)
+            if kind == "allergen" and not hasattr(p[pid], "allergens") or \
+                    kind == "ingredient" and not hasattr(p[pid], "ingredients"):
+                continue
+            word = m.group(0)
+            has = any(word == a or word in a or a in word for a in attr[pid])
+            claims.append(Claim(kind, ("no " if neg else "") + word, "correct" if has != neg else "invented", pid))
+            taken.update(range(m.start(), m.end()))
+    return claims

@@ -1,0 +1,106 @@
+"""How the reward reads the forms a policy hunting for reward would try: money with its
+unit between whole and cents, order statuses, efficacy percentages, fact words inside
+product names (the golden cases are in tests/golden/readings.jsonl)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
+from liveroom_sim.rewards.orders import TRUE_OF, stage_of
+from liveroom_sim.world.text import quantities
+
+PROPERTY = settings(max_examples=200, deadline=None)
+WHOLE = st.integers(min_value=1, max_value=9999)
+CENTS = st.integers(min_value=10, max_value=99)
+_CN = "零一二三四五六七八九"
+
+
+def _money(text: str) -> list[float]:
+    return [round(q.value, 2) for q in quantities(text) if q.dim == "money"]
+
+
+@PROPERTY
+@given(WHOLE, CENTS, st.sampled_from(["{w} dollars {c}", "{w} bucks {c}", "{w} dollars and {c} cents",
+                                      "${w} and {c} cents", "{w} dollars {c} cents", "{w}块{c}", "{w}元{c}"]))
+def test_an_amount_with_its_unit_before_the_cents_is_one_amount(whole, cents, form):
+    text = f"it is {form.format(w=whole, c=cents)} now"
+    assert _money(text) == [round(whole + cents / 100, 2)]
+    assert [q.dim for q in quantities(text)] == ["money"]  # the cents are not a second number
+
+
+@PROPERTY
+@given(WHOLE, st.integers(min_value=0, max_value=9), st.integers(min_value=1, max_value=9),
+       st.sampled_from(["{w}块{j}毛{f}", "{w}元{j}角{f}分", "{w}块{j}毛{f}分"]))
+def test_jiao_and_fen_read_with_the_yuan_before_them(whole, jiao, fen, form):
+    for j, f in ((str(jiao), str(fen)), (_CN[jiao], _CN[fen])):
+        assert _money(form.format(w=whole, j=j, f=f) + "。") == [round(whole + jiao / 10 + fen / 100, 2)]
+
+
+@PROPERTY
+@given(WHOLE, CENTS, st.sampled_from(["{w} dollars, {c} left", "{w} dollars {c} left", "{w} dollars {c}% off",
+                                      "{w} dollars {c} hours", "{w}块{c}件", "{w}元，{c}件", "{w}块{c}天",
+                                      "{w} dollars {c}0"]))
+def test_a_second_number_with_its_own_unit_is_never_swallowed(whole, cents, form):
+    found = quantities(form.format(w=whole, c=cents))
+    assert round(found[0].value, 2) == whole and found[0].dim == "money"
+    assert len(found) == 2 and found[1].dim != "money"
+
+
+def test_the_cents_do_not_reach_past_a_decimal_or_a_spoken_count():
+    assert _money("24.5 dollars 99") == [24.5]
+    assert _money("水光精华三块一瓶") == [3.0]  # a bottle, not 3.1
+    assert _money("129元9") == [129.0]  # 元 takes jiao only with 毛 or 角 (129块9 is 129.9)
+    assert _money("129块9") == [129.9]
+    assert _money("99 cents") == [0.99]
+
+
+# -- order statuses -------------------------------------------------------------------
+
+_ENVS = {"LiveRoom-v0": "mia_22", "LiveRoom-zh-v0": "lily"}
+_SAID = {"LiveRoom-v0": {"processing": "is processing", "shipped": "has shipped", "in_transit": "is in transit",
+                         "out_for_delivery": "is out for delivery", "delivered": "was delivered",
+                         "refund_pending": "has a refund pending", "refunded": "was refunded"},
+         "LiveRoom-zh-v0": {"processing": "待发货", "shipped": "已发货", "in_transit": "运输中",
+                            "out_for_delivery": "派送中", "delivered": "已签收", "refund_pending": "退款中",
+                            "refunded": "已退款"}}
+
+
+def _status_claims(env: str, order: str, reply: str):
+    case = RewardCase.model_validate({"id": "x", "env": env, "reply": reply, "expected": {},
+                                      "question": {"asker": _ENVS[env], "intent": "order_status", "order": order}})
+    ctx = build_context(case)
+    return [c for c in ctx.analysis.claims if c.kind == "order_status"], ctx.analysis
+
+
+@pytest.mark.parametrize("env", list(_ENVS))
+def test_every_order_status_is_read_and_a_stage_is_correct_exactly_when_true(env):
+    for order in world_for(env).catalog.orders:
+        truth = stage_of(order.status)
+        assert truth is not None, order.status  # the shipped catalogs' statuses are all known
+        claims, analysis = _status_claims(env, order.id, f"@{_ENVS[env]} order {order.id} {order.status}.")
+        assert [c.verdict for c in claims] == ["correct"]
+        assert all(f.key != "order_status" for f in analysis.missing)  # and it states the status
+        for stage, words in _SAID[env].items():
+            claims, _ = _status_claims(env, order.id, f"@{_ENVS[env]} order {order.id} {words}.")
+            if truth in ("refund_pending", "refunded") and stage not in ("refund_pending", "refunded"):
+                assert claims == [], (order, stage)  # a refund's shipping is not known: not judged
+                continue
+            assert [c.verdict for c in claims] == ["correct" if truth in TRUE_OF[stage] else "invented"], (order, stage)
+
+
+@pytest.mark.parametrize("reply", ["order LR-10234 will be delivered in 3 days", "it should arrive in 3 days",
+                                   "orders are shipped within 24 hours", "it gets delivered by friday",
+                                   "the serum is shipped free"])
+def test_the_future_or_a_policy_states_no_status(reply):
+    claims, _ = _status_claims("LiveRoom-v0", "LR-10234", f"@mia_22 {reply}.")
+    assert claims == []
+
+
+def test_a_reply_about_no_order_claims_no_status():
+    case = RewardCase.model_validate({"id": "x", "env": "LiveRoom-v0", "expected": {},
+                                      "reply": "@mia_22 the glow serum is $24.99 and your last order was delivered. #ad",
+                                      "question": {"asker": "mia_22", "intent": "price", "product": "sk-serum-01"}})
+    assert [c.kind for c in build_context(case).analysis.claims] == ["price"]

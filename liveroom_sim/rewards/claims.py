@@ -178,6 +178,14 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         verdict = "outdated" if _near(v, market.old_prices[pid], 0.006) else "invented"
         return Claim(kind, said, verdict, pid, v, "money")
     if dim == "percent_off":
+        efficacy = _EFFICACY_AFTER.match(norm, e) or _EFFICACY_BEFORE.search(before)
+        if efficacy:
+            # "100% effective", 百分百有效, 有效率95%: no catalog states an efficacy rate, so
+            # none is true (and a denial or refusal of one claims nothing).
+            if _DENIED_BEFORE.search(before):
+                return None
+            return Claim("efficacy", norm[s:max(e, efficacy.end() if efficacy.re is _EFFICACY_AFTER else e)].strip(),
+                         "invented", pid, v, "percent")
         index = r.index
         discount = any(c in before + said + after for c in _DISCOUNT_CUES)  # 打2折 is a discount
         if not discount and v in index.percents[pid]:
@@ -204,6 +212,14 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim("stock", said, "correct" if v in truth else "invented", pid, v, "count")
     numbers = r.index.numbers[pid]
     return Claim("size", said, "correct" if _near(v, numbers, 0.01) else "invented", pid, v, "size")
+
+
+#: Words that make a percentage an efficacy rate: after it ("100% effective", 百分百有效),
+#: or before it ("success rate of 95%", 有效率95%).
+_EFFICACY_AFTER = re.compile(r"\s?(?:effective|effectiveness|efficacy|success|guaranteed to work|works\b|results\b"
+                             r"|有效|见效|管用|起效|成功率)")
+_EFFICACY_BEFORE = re.compile(r"(?:effective|success|efficacy|cure|有效|见效|治愈|成功)\s?(?:rate|率)?\s?(?:of|is|达到?|高达|是|为)?\s?$")
+_DENIED_BEFORE = re.compile(r"(?:\b(?:not|never|no)\b|n't|不|没|无法)[^.,!?;，。！？；]{0,24}$")
 
 
 def _leading_number(said: str) -> float | None:

@@ -70,7 +70,7 @@ class Quantity(NamedTuple):
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?"
+    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?"
     r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
@@ -78,13 +78,16 @@ _QUANTITY = re.compile(
 )
 _HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
           "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
-_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
+_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half|hundred")
 # A text of Chinese characters, spaces and punctuation holding no digit, no currency sign
 # and no character that starts a unit of _QUANTITY can only hold Chinese numerals with no
 # sign and no unit, which claim nothing (_parsed gives None): finding them is skipped (a
 # 64 KB reply of 第一 or 买一送一 holds 32,768 of them).
 _MAY_CLAIM = re.compile(r"[^\u3400-\u9fff\s!-#&-/:-@\[-`{-~]|[折美元块小天周个月年件份单毫克英]")
 _HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
+# Percentages written with the unit first or in words: 百分之二十, 百分百, "one hundred percent".
+_SPELLED_PERCENT = re.compile(rf"百分之(\d+(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)|百分百"
+                              r"|(?<![a-z])(?:one |a )?hundred (?:percent|per cent)(?![a-z])")
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 _UNITS: dict[str, tuple[str, float]] = {}
 
@@ -95,7 +98,8 @@ def quantities(text: str) -> list[Quantity]:
 
 
 def iter_quantities(text: str) -> Iterator[Quantity]:
-    """The numbers of ``text`` one by one, in order (half-price phrases last), so that a
+    """The numbers of ``text`` one by one, in order (half-price phrases and spelled-out
+    percentages last), so that a
     reader that stops after a few never parses the rest of a long reply."""
     if not _MAY_HOLD_NUMBER.search(text):
         return
@@ -119,6 +123,11 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     if "half" in text or "半价" in text:
         for m in _HALF_PRICE.finditer(text):
             yield Quantity("percent_off", 50.0, m.span())
+    if "百分" in text or "hundred" in text:
+        for m in _SPELLED_PERCENT.finditer(text):
+            value = _to_number(m.group(1)) if m.group(1) else 100.0
+            if value is not None:
+                yield Quantity("percent_off", value, m.span())
 
 
 @lru_cache(maxsize=4096)
@@ -213,7 +222,8 @@ def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
     units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
     units.update({"cent": ("money", 0.01), "cents": ("money", 0.01)})  # 99 cents is $0.99
-    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
+    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "per cent": ("percent_off", 1.0),
+                  "折": ("discount_tenths", 1.0)})
     for unit, hours in _HOURS.items():
         units[unit] = units[unit + "s"] = ("hours", float(hours))
     units.update({u: ("count", 1.0) for u in ("left", "in stock", "pieces", "pcs", "units", "件", "个", "份", "单")})

@@ -104,3 +104,29 @@ def test_a_reply_about_no_order_claims_no_status():
                                       "reply": "@mia_22 the glow serum is $24.99 and your last order was delivered. #ad",
                                       "question": {"asker": "mia_22", "intent": "price", "product": "sk-serum-01"}})
     assert [c.kind for c in build_context(case).analysis.claims] == ["price"]
+
+
+# -- efficacy percentages -----------------------------------------------------------------
+
+
+def _scores(env: str, reply: str, product: str = "sk-cream-01") -> dict[str, float]:
+    from liveroom_sim.rewards.golden import rule_model
+
+    case = RewardCase.model_validate({"id": "x", "env": env, "reply": reply, "expected": {},
+                                      "question": {"asker": _ENVS[env], "intent": "price", "product": product}})
+    return {k: s.value for k, s in rule_model(env).score(build_context(case)).scores.items()}
+
+
+@pytest.mark.parametrize("env,reviewed,respelled", [
+    ("LiveRoom-v0", "100% effective", ["100 percent effective", "100 per cent effective", "hundred percent effective",
+                                       "one hundred percent effective", "１００％ effective"]),
+    ("LiveRoom-zh-v0", "100%有效", ["百分百有效", "百分之百有效", "１００％有效", "100 %有效"]),
+])
+def test_a_respelled_efficacy_claim_scores_as_the_reviewed_label(env, reviewed, respelled):
+    # tests/golden/rewards.jsonl: en-banned-100-effective and zh-100-effective-banned (reviewed)
+    template = "@mia_22 the barrier cream is {}, $32." if env == "LiveRoom-v0" else "@lily 修护面霜{}，159元。"
+    expected = _scores(env, template.format(reviewed))
+    assert expected["factuality"] == -1.0
+    for form in respelled:
+        got = _scores(env, template.format(form))
+        assert (got["factuality"], got["compliance"]) == (expected["factuality"], expected["compliance"]), form

@@ -71,6 +71,13 @@ class Reading:
             return self.mentions[i][2]  # named later in its clause, with nothing named before it there
         return earlier[2] if earlier else fallback
 
+    def named_over(self, start: int, end: int) -> bool:
+        """Whether a product's name holds all of ``start:end``: the words of a name claim
+        nothing about an attribute ("Peanut-free Crunch", 无糖饼干), but a longer word that
+        holds a name (the ingredient 浓缩乳清蛋白粉 holds the alias 乳清蛋白) is that word."""
+        i = bisect.bisect_right(self.ends, start)
+        return i < len(self.mentions) and self.mentions[i][0] <= start and end <= self.mentions[i][1]
+
     def in_name(self, span: tuple[int, int]) -> bool:
         """Whether ``span`` overlaps a product name (the 50 of "SPF 50" claims nothing)."""
         i = bisect.bisect_right(self.ends, span[0])
@@ -122,7 +129,7 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     claims += _code_claims(reply, reading, market, fallback)
     claims += term_claims(reading, market, fallback, words)
     claims += [Claim("order_status", w, "correct" if ok else "invented", oid, float(states), ("not " if denied else "") + stage)
-               for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.mentions, MAX_CLAIMS)]
+               for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.named_over, MAX_CLAIMS)]
     if lookups is not None:
         claims = [_supported(c, lookups) for c in claims]
     return claims, found

@@ -154,20 +154,17 @@ def _stages(norm: str, lo: int, hi: int):
         yield s, e, stage, denied or bool(_NEGATED_BEFORE.search(before))
 
 
-def order_claims(norm: str, catalog: Catalog, asked_order: str | None, mentions, max_claims: int):
-    """``(order id, stage, denied, phrase, correct)`` of each status claim of the reply
-    (see the module docstring); ``mentions`` are product mentions, which name no order."""
+def order_claims(norm: str, catalog: Catalog, asked_order: str | None, named_over, max_claims: int):
+    """``(order id, stage, denied, said, correct, states)`` of each status claim of the
+    reply (see the module docstring); ``named_over(start, end)`` tells whether a
+    product's name holds a span (its words claim nothing)."""
     named = _orders_named(norm, catalog)
     if asked_order is None and not named:
         return []
-    ends = [e for _, e, _ in mentions]
     out = []
     for s, e, stage, denied in _stages(norm, 0, len(norm)):
-        if denied is None:
+        if denied is None or named_over(s, e):
             continue
-        i = bisect.bisect_right(ends, s)
-        if i < len(mentions) and mentions[i][0] < e:
-            continue  # a product's name holds it: no claim about any order
         order_id = _order_at(named, s, norm) or asked_order
         if order_id is None:
             continue

@@ -4,6 +4,8 @@ product names (the golden cases are in tests/golden/readings.jsonl)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -130,3 +132,25 @@ def test_a_respelled_efficacy_claim_scores_as_the_reviewed_label(env, reviewed, 
     for form in respelled:
         got = _scores(env, template.format(form))
         assert (got["factuality"], got["compliance"]) == (expected["factuality"], expected["compliance"]), form
+
+
+# -- fact words inside product names ------------------------------------------------------
+
+_WORLDS = ["LiveRoom-v0", "LiveRoom-zh-v0", str(Path(__file__).parents[1] / "golden" / "worlds" / "names-en.yaml"),
+           str(Path(__file__).parents[1] / "golden" / "worlds" / "names-zh.yaml")]
+
+
+@pytest.mark.parametrize("env", _WORLDS, ids=lambda e: Path(e).stem)
+def test_a_name_alone_claims_nothing_and_answers_nothing(env):
+    from liveroom_sim.world.facts import intent_fits
+    from liveroom_sim.world.personas import FACT_INTENTS
+
+    asker = "lily" if "zh" in Path(env).stem else "mia_22"
+    for p in world_for(env).catalog.products:
+        for name in p.names:
+            for intent in [i for i in FACT_INTENTS if i != "order_status" and intent_fits(i, p)]:
+                case = RewardCase.model_validate({"id": "x", "env": env, "reply": f"@{asker} {name}!", "expected": {},
+                                                  "question": {"asker": asker, "intent": intent, "product": p.id}})
+                analysis = build_context(case).analysis
+                assert analysis.claims == (), (name, intent, analysis.claims)
+                assert analysis.stated == (), (name, intent, analysis.stated)

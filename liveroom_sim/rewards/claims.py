@@ -124,6 +124,10 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     claims = []
     for q in found:
         c = _number_claim(q, reading, market, fallback, order_eta)
+        if c is not None and q.dim != "bare" and (hedge := _hedged(norm, q.span[0], reading)):
+            # "not $30, it's $24.99", 不要199元只要129元, "under $30": a denied amount or a bound
+            # states no fact; denying the true amount ("it isn't $24.99") is false.
+            c = c._replace(verdict="invented", said="not " + c.said) if hedge == "denied" and c.verdict == "correct" else None
         if c is not None:
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
@@ -201,6 +205,8 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
                      "percent_off")
     if dim == "hours":
         kind = cue(before + " " + after, HOUR_CUES)
+        if kind is None and v < 1 and order_eta is None:
+            return None  # "30 minutes left", 30分钟后涨价: a countdown, no product's duration
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
         index = r.index
@@ -227,6 +233,20 @@ _EFFICACY_AFTER = re.compile(r"\s?(?:effective|effectiveness|efficacy|success|gu
                              r"|有效|见效|管用|起效|成功率)")
 _EFFICACY_BEFORE = re.compile(r"(?:effective|success|efficacy|cure|有效|见效|治愈|成功)\s?(?:rate|率)?\s?(?:of|is|达到?|高达|是|为)?\s?$")
 _DENIED_BEFORE = re.compile(r"(?:\b(?:not|never|no)\b|n't|不|没|无法)[^.,!?;，。！？；]{0,24}$")
+
+
+_DENIED_AMOUNT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever)(?:\s+(?:be|been|at|even|cost|costs|priced at|for))*\s*$"
+                            r"|(?:不是|不要|并非|不再是|不卖)\s*$")
+_BOUND = re.compile(r"(?:\bunder|\bbelow|\bless than|不到|低于)\s*$")
+
+
+def _hedged(norm: str, s: int, r: Reading) -> str | None:
+    """``denied`` when the words right before the amount at ``s`` deny it, ``bound`` when
+    they make it a bound ("under $30"), else ``None``."""
+    before = norm[max(r.clause(s)[0], s - 24):s]
+    if _DENIED_AMOUNT.search(before):
+        return "denied"
+    return "bound" if _BOUND.search(before) else None
 
 
 def _leading_number(said: str) -> float | None:
@@ -279,6 +299,7 @@ def _discounts(pid: str, market: Market) -> set[float]:
 
 
 _RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")
+_AMOUNT_CODE = re.compile(r"(?:USD|RMB|CNY)\d+")  # USD24.99 is an amount (read as one), not a code
 #: What writes a number as a rank: #1, No.1, 第1, top 1, number 1, T O P 1.
 _RANK_BEFORE = re.compile(r"(?:#|第|(?<![a-z])(?:n ?o ?\.|t ?o ?p|number)) ?$")
 
@@ -288,8 +309,9 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     tokens = r.index.tokens
     for code in dict.fromkeys(code_tokens(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
-                and code not in market.expired_codes or _RANK.fullmatch(code) and code not in market.coupons:
-            continue  # TOP1 / NO1 is a rank: the compliance rules' business
+                and code not in market.expired_codes or (_RANK.fullmatch(code) or _AMOUNT_CODE.fullmatch(code)) \
+                and code not in market.coupons:
+            continue  # TOP1 / NO1 is a rank (the compliance rules' business), USD24 an amount
         at = r.norm.find(code.lower())
         pid = r.product_at(at, fallback) if at >= 0 else fallback
         coupon = market.coupons.get(code)

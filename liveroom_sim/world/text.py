@@ -69,14 +69,14 @@ class Quantity(NamedTuple):
 
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?"
-    r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
+    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥€£]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
+    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?|euros?|(?<=\d)[$¥￥€£](?!\s?\d)"
+    r"|hours?|hrs?|h\b|小时|minutes?|mins?\b|分钟|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
     re.IGNORECASE,
 )
-_HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
+_HOURS = {"minute": 1 / 60, "min": 1 / 60, "分钟": 1 / 60, "hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
           "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
 _MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half|hundred")
 # A text of Chinese characters, spaces and punctuation holding no digit, no currency sign
@@ -206,7 +206,9 @@ def _currency(pre: str | None, post: str) -> str | None:
         return "USD"
     if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
         return "CNY"
-    return None
+    if sign in ("€", "euro", "euros"):
+        return "EUR"  # (never a room's currency: a price in it is in the wrong one)
+    return "GBP" if sign == "£" else None
 
 
 def _to_number(raw: str) -> float | None:
@@ -220,7 +222,8 @@ def _to_number(raw: str) -> float | None:
 
 def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb",
+                                         "euro", "euros", "$", "¥", "￥", "€", "£")}
     units.update({"cent": ("money", 0.01), "cents": ("money", 0.01)})  # 99 cents is $0.99
     units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "per cent": ("percent_off", 1.0),
                   "折": ("discount_tenths", 1.0)})

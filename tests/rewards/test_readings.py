@@ -154,3 +154,26 @@ def test_a_name_alone_claims_nothing_and_answers_nothing(env):
                 analysis = build_context(case).analysis
                 assert analysis.claims == (), (name, intent, analysis.claims)
                 assert analysis.stated == (), (name, intent, analysis.stated)
+
+
+# -- denied amounts, bounds, signs and units ----------------------------------------------
+
+
+def _claims(env: str, reply: str, intent: str = "price"):
+    case = RewardCase.model_validate({"id": "x", "env": env, "reply": reply, "expected": {},
+                                      "question": {"asker": _ENVS[env], "intent": intent, "product": "sk-serum-01"}})
+    return build_context(case).analysis
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=500), st.sampled_from(["not ${v}", "isn't ${v}", "no longer ${v}",
+                                                                 "under ${v}", "below ${v}", "less than ${v}"]))
+def test_a_denied_or_bounded_amount_is_never_a_correct_statement(v, form):
+    analysis = _claims("LiveRoom-v0", "@mia_22 the glow serum is " + form.format(v=v) + ". #ad")
+    assert all(c.verdict != "correct" for c in analysis.claims) and analysis.stated == ()
+
+
+@pytest.mark.parametrize("env,truth", [("LiveRoom-v0", "the glow serum isn't $24.99"), ("LiveRoom-zh-v0", "水光精华不是129元")])
+def test_denying_the_true_amount_is_false(env, truth):
+    analysis = _claims(env, f"@{_ENVS[env]} {truth}。")
+    assert [c.verdict for c in analysis.claims] == ["invented"] and analysis.stated == ()

@@ -205,8 +205,10 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
                      "percent_off")
     if dim == "hours":
         kind = cue(before + " " + after, HOUR_CUES)
-        if kind is None and v < 1 and order_eta is None:
-            return None  # "30 minutes left", 30分钟后涨价: a countdown, no product's duration
+        if kind is None and (v < 1 or q.spelled) and order_eta is None:
+            # "30 minutes left", 30分钟后涨价: a countdown; "one day you'll love it": a way of
+            # speaking. Neither is a product's duration.
+            return None
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
         index = r.index

@@ -65,6 +65,7 @@ class Quantity(NamedTuple):
     value: float
     span: tuple[int, int]
     currency: str | None = None  # USD or CNY when the money's sign or word says which
+    spelled: bool = False  # written in English words ("fifty-eight left", "within two days")
 
 
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
@@ -86,8 +87,23 @@ _MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half|hundred")
 _MAY_CLAIM = re.compile(r"[^\u3400-\u9fff\s!-#&-/:-@\[-`{-~]|[折美元块小天周个月年件份单毫克英]")
 _HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
 # Percentages written with the unit first or in words: 百分之二十, 百分百, "one hundred percent".
-_SPELLED_PERCENT = re.compile(rf"百分之(\d+(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)|百分百"
-                              r"|(?<![a-z])(?:one |a )?hundred (?:percent|per cent)(?![a-z])")
+_SPELLED_PERCENT = re.compile(rf"百分之(\d+(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)|百分百")
+# Numbers in English words before a unit: "fifty-eight left", "twenty-four hours", "within
+# a day", "one hundred percent", "twenty-four dollars and ninety-nine cents". "a"/"an" is
+# one only after a word of time ("in a day", "within an hour"), never in "twice a day".
+_WORD_VALUES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                           "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_WORD_VALUES.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)})
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_SMALL = (rf"(?:(?:{_TENS})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|zero|one|two|three|four|five|six"
+          r"|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)")
+_WORD_QUANTITY = re.compile(
+    rf"(?<![a-z-])(?P<n>(?:(?:{_SMALL}|a|one) )?hundred(?: and)?(?: {_SMALL})?|{_SMALL}|(?:(?<=in )|(?<=for ))(?:half )?an?)"
+    r"[\s-](?P<unit>dollars?|bucks|percent|per cent|hours?|minutes?|days?|weeks?|months?|years?|left|in stock|pieces"
+    rf"|units)(?:\s(?:and\s)?(?P<cents>{_SMALL})\s?cents?)?(?![a-z])")
+_MAY_HOLD_WORD_NUMBER = re.compile(r"(?:teen|ty|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred"
+                                   r"|\ban?)[\s-](?:[a-z]+[\s-])?(?:dollar|buck|percent|per cent|hour|minute|day|week"
+                                   r"|month|year|left|in stock|piece|unit)")
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 _UNITS: dict[str, tuple[str, float]] = {}
 
@@ -101,6 +117,8 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     """The numbers of ``text`` one by one, in order (half-price phrases and spelled-out
     percentages last), so that a
     reader that stops after a few never parses the rest of a long reply."""
+    if "hundred" in text or _MAY_HOLD_WORD_NUMBER.search(text):
+        yield from _word_quantities(text)
     if not _MAY_HOLD_NUMBER.search(text):
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
@@ -128,6 +146,30 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
             value = _to_number(m.group(1)) if m.group(1) else 100.0
             if value is not None:
                 yield Quantity("percent_off", value, m.span())
+
+
+def _word_quantities(text: str) -> Iterator[Quantity]:
+    for m in _WORD_QUANTITY.finditer(text):
+        unit = m.group("unit").lower()
+        dim, factor = _UNITS[unit]
+        value = _word_number(m.group("n")) + (_word_number(m.group("cents")) / 100 if m.group("cents") else 0.0)
+        yield Quantity(dim, round(value * factor, 6), m.span(), _currency(None, unit) if dim == "money" else None, True)
+
+
+def _word_number(words: str) -> float:
+    """The value of a number in words of :data:`_WORD_QUANTITY` ("fifty-eight", "a
+    hundred and five", "half an")."""
+    if words.startswith("half"):
+        return 0.5
+    total, part = 0, 0
+    for w in re.split(r"[\s-]+", words):
+        if w == "hundred":
+            total, part = total + (part or 1) * 100, 0
+        elif w in ("a", "an"):
+            part = 1
+        elif w != "and":
+            part += _WORD_VALUES[w]
+    return float(total + part)
 
 
 @lru_cache(maxsize=4096)

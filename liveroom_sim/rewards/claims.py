@@ -237,18 +237,37 @@ _EFFICACY_BEFORE = re.compile(r"(?:effective|success|efficacy|cure|有效|见效
 _DENIED_BEFORE = re.compile(r"(?:\b(?:not|never|no)\b|n't|不|没|无法)[^.,!?;，。！？；]{0,24}$")
 
 
-_DENIED_AMOUNT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever)(?:\s+(?:be|been|at|even|cost|costs|priced at|for))*\s*$"
-                            r"|(?:不是|不要|并非|不再是|不卖)\s*$")
-_BOUND = re.compile(r"(?:\bunder|\bbelow|\bless than|不到|低于)\s*$")
+_DENYING = frozenset({"not", "never", "isn't", "aren't", "wasn't", "won't", "doesn't", "don't", "ain't"})
+_FILLERS = frozenset({"be", "been", "at", "even", "cost", "costs", "priced", "for"})  # "not even $30", "isn't priced at"
+_ZH_DENYING = ("不是", "不要", "并非", "不再是", "不卖")
+_ZH_BOUND = ("不到", "低于")
+_HEDGE_ENDS = _DENYING | _FILLERS | {"longer", "under", "below", "than"}
+_ZH_HEDGES = _ZH_DENYING + _ZH_BOUND
 
 
 def _hedged(norm: str, s: int, r: Reading) -> str | None:
-    """``denied`` when the words right before the amount at ``s`` deny it, ``bound`` when
-    they make it a bound ("under $30"), else ``None``."""
-    before = norm[max(r.clause(s)[0], s - 24):s]
-    if _DENIED_AMOUNT.search(before):
+    """``denied`` when the words right before the amount at ``s`` deny it ("not $30",
+    "no longer $30", 不要199元), ``bound`` when they make it a bound ("under $30", 不到200元),
+    else ``None``. (Read word by word from the amount back: no pattern tried at every
+    position, for every amount.)"""
+    start = max(0, s - 32)
+    tail = norm[start:s].rstrip()
+    if not tail.endswith(_ZH_HEDGES) and tail[tail.rfind(" ") + 1:] not in _HEDGE_ENDS:
+        return None  # (nearly every amount: its last word before it denies or bounds nothing)
+    tail = tail[max(0, r.clause(s)[0] - start):]
+    if tail.endswith(_ZH_DENYING):
         return "denied"
-    return "bound" if _BOUND.search(before) else None
+    if tail.endswith(_ZH_BOUND):
+        return "bound"
+    words = tail.rsplit(None, 6)
+    while words and words[-1] in _FILLERS:
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    if last in _DENYING or last == "longer" and words[-2:-1] == ["no"]:
+        return "denied"
+    return "bound" if last in ("under", "below") or last == "than" and words[-2:-1] == ["less"] else None
 
 
 def _leading_number(said: str) -> float | None:

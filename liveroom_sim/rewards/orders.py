@@ -183,18 +183,27 @@ def order_claims(norm: str, catalog: Catalog, asked_order: str | None, named_ove
 def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
     if not catalog.orders:
         return []
-    return [(s, oid) for s, _, oid in _order_literals(catalog).longest(norm)]
+    heads, literals = _order_literals(catalog)
+    for h in heads:
+        if h in norm:
+            break
+    else:
+        return []  # (most replies name no order: a few substring tests say so)
+    return [(s, oid) for s, _, oid in literals.longest(norm)]
 
 
 _ORDER_LITERALS: dict[int, tuple] = {}
 
 
-def _order_literals(catalog: Catalog) -> Literals:
+def _order_literals(catalog: Catalog) -> tuple[frozenset[str], Literals]:
+    """The first three characters of every order id, and the ids in one automaton."""
     base = catalog.base
     entry = _ORDER_LITERALS.get(id(base))
     if entry is None or entry[0] is not base:
-        entry = _ORDER_LITERALS[id(base)] = (base, Literals((o.id.lower(), o.id) for o in base.orders))
-    return entry[1]
+        ids = [o.id.lower() for o in base.orders]
+        entry = _ORDER_LITERALS[id(base)] = (base, frozenset(i[:3] for i in ids),
+                                             Literals((i, o.id) for i, o in zip(ids, base.orders)))
+    return entry[1], entry[2]
 
 
 def _order_at(named: list[tuple[int, str]], pos: int, norm: str) -> str | None:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
+from ahocorasick_rs import AhoCorasick, MatchKind
+
 from liveroom_sim.world.normalize import fold_chars
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -101,9 +103,12 @@ _WORD_QUANTITY = re.compile(
     rf"(?<![a-z-])(?P<n>(?:(?:{_SMALL}|a|one) )?hundred(?: and)?(?: {_SMALL})?|{_SMALL}|(?:(?<=in )|(?<=for ))(?:half )?an?)"
     r"[\s-](?P<unit>dollars?|bucks|percent|per cent|hours?|minutes?|days?|weeks?|months?|years?|left|in stock|pieces"
     rf"|units)(?:\s(?:and\s)?(?P<cents>{_SMALL})\s?cents?)?(?![a-z])")
-_MAY_HOLD_WORD_NUMBER = re.compile(r"(?:teen|ty|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred"
-                                   r"|\ban?)[\s-](?:[a-z]+[\s-])?(?:dollar|buck|percent|per cent|hour|minute|day|week"
-                                   r"|month|year|left|in stock|piece|unit)")
+# The unit words of _WORD_QUANTITY, found in one Aho-Corasick pass: a number in words is
+# looked for only just before one (a regex tried at every position costs more than the
+# rest of the reading).
+_LAST_WORDS = frozenset([*_WORD_VALUES, "hundred", "a", "an"])  # a number in words ends with one of these
+_UNIT_WORDS = AhoCorasick(["dollar", "buck", "percent", "per cent", "hour", "minute", "day", "week", "month", "year",
+                           "left", "in stock", "piece", "unit"], matchkind=MatchKind.LeftmostLongest)
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 _UNITS: dict[str, tuple[str, float]] = {}
 
@@ -117,8 +122,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     """The numbers of ``text`` one by one, in order (half-price phrases and spelled-out
     percentages last), so that a
     reader that stops after a few never parses the rest of a long reply."""
-    if "hundred" in text or _MAY_HOLD_WORD_NUMBER.search(text):
-        yield from _word_quantities(text)
+    yield from _word_quantities(text)
     if not _MAY_HOLD_NUMBER.search(text):
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
@@ -130,7 +134,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
             continue
         dim, value, currency = parsed
         span = m.span()
-        if dim == "money":
+        if dim == "money" and (end := m.end()) < len(text) and text[end] in _CHANGE_START:
             change = small_change(text, m)
             if change is not None:
                 value, span = round(value + change[0], 2), (span[0], change[1])
@@ -149,11 +153,27 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
 
 
 def _word_quantities(text: str) -> Iterator[Quantity]:
-    for m in _WORD_QUANTITY.finditer(text):
-        unit = m.group("unit").lower()
-        dim, factor = _UNITS[unit]
-        value = _word_number(m.group("n")) + (_word_number(m.group("cents")) / 100 if m.group("cents") else 0.0)
-        yield Quantity(dim, round(value * factor, 6), m.span(), _currency(None, unit) if dim == "money" else None, True)
+    """The numbers in words before a unit (:data:`_WORD_QUANTITY`), each looked for in the
+    few characters around a unit word."""
+    read_to, n = 0, len(text)
+    for _, s, e in _UNIT_WORDS.find_matches_as_indexes(text):
+        if s < read_to:
+            continue
+        head = text[max(read_to, s - 40):s]
+        k = len(head.rstrip(" -"))
+        if k == len(head) or head[max(head.rfind(" ", 0, k), head.rfind("-", 0, k)) + 1:k] not in _LAST_WORDS:
+            continue  # (the word before the unit is no number word: most units are said after digits)
+        for m in _WORD_QUANTITY.finditer(text, max(read_to, s - 40), min(n, e + 40)):
+            if m.start("unit") < s:
+                continue
+            if m.start("unit") == s:
+                unit = m.group("unit").lower()
+                dim, factor = _UNITS[unit]
+                value = _word_number(m.group("n")) + (_word_number(m.group("cents")) / 100 if m.group("cents") else 0.0)
+                yield Quantity(dim, round(value * factor, 6), m.span(), _currency(None, unit) if dim == "money" else None,
+                               True)
+                read_to = m.end()
+            break
 
 
 def _word_number(words: str) -> float:
@@ -213,6 +233,8 @@ _CENTS_BARE = re.compile(r"\s(?:and\s)?(\d\d)" + _OWN_UNIT)
 _JIAO = "[零〇一二两三四五六七八九\\d]"
 _ZH_CHANGE = re.compile(
     rf"(?:(?P<fen2>\d\d)|零(?P<fen0>{_JIAO})分|(?P<jiao>{_JIAO})(?:(?P<mao>[毛角])(?:(?P<fen>{_JIAO})分?)?)?)" + _OWN_UNIT)
+#: What the text right after an amount starts with when small change may follow it.
+_CHANGE_START = frozenset(" ,a0123456789零〇一二两三四五六七八九")
 _EN_MONEY_WORDS = frozenset({"dollar", "dollars", "bucks", "usd", "美元", "美金"})
 
 

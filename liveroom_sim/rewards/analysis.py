@@ -14,7 +14,7 @@ from liveroom_sim.rewards.reading import obeyed as obeyed_by
 from liveroom_sim.rewards.reading import reading_of
 from liveroom_sim.rewards.claims import Claim, catalog_index, check_claims, read, trie_pattern
 from liveroom_sim.world.catalog import Catalog
-from liveroom_sim.world.facts import Fact, affirms
+from liveroom_sim.world.facts import Fact, occurrences
 from liveroom_sim.world.text import (
     Quantity,
     mention_pattern,
@@ -77,7 +77,7 @@ def analyze(ctx) -> Analysis:
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,
                                  ctx.lookups)
     facts = q.facts if q else ()
-    stated = tuple([f for f in facts if _states(f, q, bare, claims)]) if facts else ()
+    stated = tuple([f for f in facts if _states(f, q, reading, claims)]) if facts else ()
     # (every mention holds the format's text before the name: a reply without it has none)
     said_to = mentions(reply, fmt) if mark in reply else ()
     reading = reading_of(ctx, heard)  # the compliance reading, shared with hooks
@@ -95,10 +95,11 @@ def _mention_mark(mention_format: str) -> str:
     return mention_format.split("{")[0]
 
 
-def _states(f: Fact, q, norm: str, claims) -> bool:
+def _states(f: Fact, q, reading, claims) -> bool:
     """Whether the reply states fact ``f`` of the question: a true claim of the fact's
     number, in its dimension, about the product asked about (or the order); or one of
-    the fact's wordings, not negated."""
+    the fact's wordings, not negated, and not as a word of a product's name ("the
+    Heavyweight Cotton Tee" does not say what it is made of)."""
     if f.number is not None:
         # Each ask's fact is of its own product (a merged request may ask about two).
         about = f.about if f.about is not None else (q.product if f.key != "eta" else q.order)
@@ -110,7 +111,8 @@ def _states(f: Fact, q, norm: str, claims) -> bool:
     if f.key == "order_status" and any(c.kind == "order_status" and c.verdict in TRUE_VERDICTS and c.value
                                        and c.product == (f.about or q.order) for c in claims):
         return True  # a true claim of the order's stage ("it's on its way" of an order in transit)
-    return any(affirms(norm, form) for form in f.forms)
+    norm, named_over = reading.norm, reading.named_over
+    return any(not neg and not named_over(s, e) for form in f.forms for s, e, neg in occurrences(norm, form))
 
 
 def _addressed(reply: str, said_to: tuple[str, ...], asker: str, fmt: str) -> bool:

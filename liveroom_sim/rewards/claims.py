@@ -75,6 +75,13 @@ class Reading:
             return self.mentions[i][2]  # named later in its clause, with nothing named before it there
         return earlier[2] if earlier else fallback
 
+    def named_over(self, start: int, end: int) -> bool:
+        """Whether a product's name holds all of ``start:end``: the words of a name claim
+        nothing about an attribute ("Peanut-free Crunch", 无糖饼干), but a longer word that
+        holds a name (the ingredient 浓缩乳清蛋白粉 holds the alias 乳清蛋白) is that word."""
+        i = bisect.bisect_right(self.ends, start)
+        return i < len(self.mentions) and self.mentions[i][0] <= start and end <= self.mentions[i][1]
+
     def in_name(self, span: tuple[int, int]) -> bool:
         """Whether ``span`` overlaps a product name (the 50 of "SPF 50" claims nothing)."""
         i = bisect.bisect_right(self.ends, span[0])
@@ -118,12 +125,17 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     claims = []
     for q in found:
         c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(q.span[0])))
+        if c is not None and q.dim != "bare" and c.dim != "bound" and (hedge := _hedged(norm, q.span[0], reading)):
+            # "not $30, it's $24.99", 不要199元只要129元, "under $30": a denied amount or a bound
+            # states no fact; denying the true amount ("it isn't $24.99") is false. (A price
+            # bound is judged by the price reading: "under $10" of a $22.99 serum is false.)
+            c = c._replace(verdict="invented", said="not " + c.said) if hedge == "denied" and c.verdict == "correct" else None
         if c is not None:
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
     claims += term_claims(reading, market, fallback, words)
     claims += [Claim("order_status", w, "correct" if ok else "invented", oid, float(states), ("not " if denied else "") + stage)
-               for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.mentions, MAX_CLAIMS)]
+               for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.named_over, MAX_CLAIMS)]
     if lookups is not None:
         claims = [_supported(c, lookups) for c in claims]
     return claims, found
@@ -189,6 +201,14 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         verdict = "outdated" if _near(v, market.old_prices[pid], 0.006) else "invented"
         return Claim(kind, said, verdict, pid, v, "money")
     if dim == "percent_off":
+        efficacy = _EFFICACY_AFTER.match(norm, e) or _EFFICACY_BEFORE.search(before)
+        if efficacy:
+            # "100% effective", 百分百有效, 有效率95%: no catalog states an efficacy rate, so
+            # none is true (and a denial or refusal of one claims nothing).
+            if _DENIED_BEFORE.search(before):
+                return None
+            return Claim("efficacy", norm[s:max(e, efficacy.end() if efficacy.re is _EFFICACY_AFTER else e)].strip(),
+                         "invented", pid, v, "percent")
         index = r.index
         discount = any(c in before + said + after for c in _DISCOUNT_CUES)  # 打2折 is a discount
         if not discount and v in index.percents[pid]:
@@ -197,6 +217,10 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
                      "percent_off")
     if dim == "hours":
         kind = cue(before + " " + after, HOUR_CUES)
+        if kind is None and (v < 1 or q.spelled) and order_eta is None:
+            # "30 minutes left", 30分钟后涨价: a countdown; "one day you'll love it": a way of
+            # speaking. Neither is a product's duration.
+            return None
         if order_eta is not None and (kind in ("eta", None) or abs(v - order_eta[1]) < 0.01):
             return Claim("eta", said, "correct" if abs(v - order_eta[1]) < 0.01 else "invented", order_eta[0], v, "hours")
         index = r.index
@@ -216,6 +240,47 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         return Claim("stock", said, "correct" if v in truth else "invented", pid, v, "count")
     numbers = r.index.numbers[pid]
     return Claim("size", said, "correct" if _near(v, numbers, 0.01) else "invented", pid, v, "size")
+
+
+#: Words that make a percentage an efficacy rate: after it ("100% effective", 百分百有效),
+#: or before it ("success rate of 95%", 有效率95%).
+_EFFICACY_AFTER = re.compile(r"\s?(?:effective|effectiveness|efficacy|success|guaranteed to work|works\b|results\b"
+                             r"|有效|见效|管用|起效|成功率)")
+_EFFICACY_BEFORE = re.compile(r"(?:effective|success|efficacy|cure|有效|见效|治愈|成功)\s?(?:rate|率)?\s?(?:of|is|达到?|高达|是|为)?\s?$")
+_DENIED_BEFORE = re.compile(r"(?:\b(?:not|never|no)\b|n't|不|没|无法)[^.,!?;，。！？；]{0,24}$")
+
+
+_DENYING = frozenset({"not", "never", "isn't", "aren't", "wasn't", "won't", "doesn't", "don't", "ain't"})
+_FILLERS = frozenset({"be", "been", "at", "even", "cost", "costs", "priced", "for"})  # "not even $30", "isn't priced at"
+_ZH_DENYING = ("不是", "不要", "并非", "不再是", "不卖")
+_ZH_BOUND = ("不到", "低于")
+_HEDGE_ENDS = _DENYING | _FILLERS | {"longer", "under", "below", "than"}
+_ZH_HEDGES = _ZH_DENYING + _ZH_BOUND
+
+
+def _hedged(norm: str, s: int, r: Reading) -> str | None:
+    """``denied`` when the words right before the amount at ``s`` deny it ("not $30",
+    "no longer $30", 不要199元), ``bound`` when they make it a bound ("under $30", 不到200元),
+    else ``None``. (Read word by word from the amount back: no pattern tried at every
+    position, for every amount.)"""
+    start = max(0, s - 32)
+    tail = norm[start:s].rstrip()
+    if not tail.endswith(_ZH_HEDGES) and tail[tail.rfind(" ") + 1:] not in _HEDGE_ENDS:
+        return None  # (nearly every amount: its last word before it denies or bounds nothing)
+    tail = tail[max(0, r.clause(s)[0] - start):]
+    if tail.endswith(_ZH_DENYING):
+        return "denied"
+    if tail.endswith(_ZH_BOUND):
+        return "bound"
+    words = tail.rsplit(None, 6)
+    while words and words[-1] in _FILLERS:
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    if last in _DENYING or last == "longer" and words[-2:-1] == ["no"]:
+        return "denied"
+    return "bound" if last in ("under", "below") or last == "than" and words[-2:-1] == ["less"] else None
 
 
 def _near(value: float, candidates, tolerance: float) -> bool:
@@ -265,6 +330,7 @@ def _discounts(pid: str, market: Market) -> set[float]:
 
 
 _RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")
+_AMOUNT_CODE = re.compile(r"(?:USD|RMB|CNY)\d+")  # USD24.99 is an amount (read as one), not a code
 #: What writes a number as a rank: #1, No.1, 第1, top 1, number 1, T O P 1.
 _RANK_BEFORE = re.compile(r"(?:#|第|(?<![a-z])(?:n ?o ?\.|t ?o ?p|number)) ?$")
 
@@ -274,8 +340,9 @@ def _code_claims(reply: str, r: Reading, market: Market, fallback: str) -> list[
     tokens = r.index.tokens
     for code in dict.fromkeys(code_tokens(reply)):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
-                and code not in market.expired_codes or _RANK.fullmatch(code) and code not in market.coupons:
-            continue  # TOP1 / NO1 is a rank: the compliance rules' business
+                and code not in market.expired_codes or (_RANK.fullmatch(code) or _AMOUNT_CODE.fullmatch(code)) \
+                and code not in market.coupons:
+            continue  # TOP1 / NO1 is a rank (the compliance rules' business), USD24 an amount
         at = r.norm.find(code.lower())
         pid = r.product_at(at, fallback) if at >= 0 else fallback
         coupon = market.coupons.get(code)

@@ -132,7 +132,7 @@ def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
         if not raw.strip():
             continue
         try:
-            case = RewardCase.model_validate(json.loads(raw))
+            case = _beside(RewardCase.model_validate(json.loads(raw)), Path(path).parent)
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: broken JSON at column {exc.colno}: {exc.msg}")
             continue
@@ -145,6 +145,15 @@ def load_cases(path: Path | str) -> list[tuple[int, RewardCase]]:
     if problems:
         raise SpecError(path, problems)
     return cases
+
+
+def _beside(case: RewardCase, folder: Path) -> RewardCase:
+    """The case with a relative spec path (``worlds/names-en.yaml``) read from the cases
+    file's folder when the spec is there, so a suite checks the same from any directory."""
+    env = Path(case.env)
+    if env.suffix and not env.is_absolute() and (folder / env).is_file():
+        return case.model_copy(update={"env": str(folder / env)})
+    return case
 
 
 def _case_problems(case: RewardCase, first_line: int | None, catalogs: dict[str, list[str]]) -> list[str]:

@@ -24,7 +24,6 @@ between ("about your refund: order LR-1 is processing" is the order's).
 from __future__ import annotations
 
 import bisect
-import os
 import re
 
 from liveroom_sim.rewards.scanner import Literals
@@ -155,20 +154,17 @@ def _stages(norm: str, lo: int, hi: int):
         yield s, e, stage, denied or bool(_NEGATED_BEFORE.search(before))
 
 
-def order_claims(norm: str, catalog: Catalog, asked_order: str | None, mentions, max_claims: int):
-    """``(order id, stage, denied, phrase, correct)`` of each status claim of the reply
-    (see the module docstring); ``mentions`` are product mentions, which name no order."""
+def order_claims(norm: str, catalog: Catalog, asked_order: str | None, named_over, max_claims: int):
+    """``(order id, stage, denied, said, correct, states)`` of each status claim of the
+    reply (see the module docstring); ``named_over(start, end)`` tells whether a
+    product's name holds a span (its words claim nothing)."""
     named = _orders_named(norm, catalog)
     if asked_order is None and not named:
         return []
-    ends = [e for _, e, _ in mentions]
     out = []
     for s, e, stage, denied in _stages(norm, 0, len(norm)):
-        if denied is None:
+        if denied is None or named_over(s, e):
             continue
-        i = bisect.bisect_right(ends, s)
-        if i < len(mentions) and mentions[i][0] < e:
-            continue  # a product's name holds it: no claim about any order
         order_id = _order_at(named, s, norm) or asked_order
         if order_id is None:
             continue
@@ -187,24 +183,26 @@ def order_claims(norm: str, catalog: Catalog, asked_order: str | None, mentions,
 def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
     if not catalog.orders:
         return []
-    prefix, literals = _order_literals(catalog)
-    if prefix not in norm:  # (most replies name no order: one substring test)
-        return []
+    heads, literals = _order_literals(catalog)
+    for h in heads:
+        if h in norm:
+            break
+    else:
+        return []  # (most replies name no order: a few substring tests say so)
     return [(s, oid) for s, _, oid in literals.longest(norm)]
 
 
 _ORDER_LITERALS: dict[int, tuple] = {}
 
 
-def _order_literals(catalog: Catalog) -> tuple[str, Literals]:
-    """The order ids' common prefix ("lr-"; "" when they share none) and their automaton,
-    once per catalog base."""
+def _order_literals(catalog: Catalog) -> tuple[frozenset[str], Literals]:
+    """The first three characters of every order id, and the ids in one automaton."""
     base = catalog.base
     entry = _ORDER_LITERALS.get(id(base))
     if entry is None or entry[0] is not base:
         ids = [o.id.lower() for o in base.orders]
-        prefix = os.path.commonprefix(ids) if ids else ""
-        entry = _ORDER_LITERALS[id(base)] = (base, prefix, Literals((o.id.lower(), o.id) for o in base.orders))
+        entry = _ORDER_LITERALS[id(base)] = (base, frozenset(i[:3] for i in ids),
+                                             Literals((i, o.id) for i, o in zip(ids, base.orders)))
     return entry[1], entry[2]
 
 

@@ -48,7 +48,7 @@ def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
             for s, e, neg in occurrences(norm, w):
                 if len(claims) >= MAX_CLAIMS:
                     return
-                if s not in taken:
+                if s not in taken and not r.named_over(s, e):  # ("Pregnancy-Safe Glow Oil" is a name)
                     taken.update(range(s, e))
                     yield s, w, neg
 
@@ -74,8 +74,8 @@ def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
         for seen, m in enumerate(vocab.finditer(norm)):
             if len(claims) >= MAX_CLAIMS or seen >= 4 * MAX_CLAIMS:
                 break  # a reply is read up to MAX_CLAIMS statements
-            if m.start() in taken:
-                continue
+            if m.start() in taken or r.named_over(m.start(), m.end()):
+                continue  # (read already, or a word of a product's name: "Peanut-free Crunch", 无糖饼干)
             before = norm[max(0, m.start() - 40):m.start()]
             cut = list(_SENTENCE.finditer(before))
             before = before[cut[-1].end():] if cut else before

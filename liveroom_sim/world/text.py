@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
+from ahocorasick_rs import AhoCorasick, MatchKind
+
 from liveroom_sim.world.normalize import fold_chars
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -65,26 +67,48 @@ class Quantity(NamedTuple):
     value: float
     span: tuple[int, int]
     currency: str | None = None  # USD or CNY when the money's sign or word says which
+    spelled: bool = False  # written in English words ("fifty-eight left", "within two days")
 
 
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?"
-    r"|hours?|hrs?|h\b|小时|days?|天|weeks?|周|months?|个月|月|years?|年"
+    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥€£]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
+    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?|euros?|(?<=\d)[$¥￥€£](?!\s?\d)"
+    r"|hours?|hrs?|h\b|小时|minutes?|mins?\b|分钟|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
     re.IGNORECASE,
 )
-_HOURS = {"hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
+_HOURS = {"minute": 1 / 60, "min": 1 / 60, "分钟": 1 / 60, "hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
           "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
-_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
+_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half|hundred")
 # A text of Chinese characters, spaces and punctuation holding no digit, no currency sign
 # and no character that starts a unit of _QUANTITY can only hold Chinese numerals with no
 # sign and no unit, which claim nothing (_parsed gives None): finding them is skipped (a
 # 64 KB reply of 第一 or 买一送一 holds 32,768 of them).
 _MAY_CLAIM = re.compile(r"[^\u3400-\u9fff\s!-#&-/:-@\[-`{-~]|[折美元块小天周个月年件份单毫克英]")
 _HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
+# Percentages written with the unit first or in words: 百分之二十, 百分百, "one hundred percent".
+_SPELLED_PERCENT = re.compile(rf"百分之(\d+(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)|百分百")
+# Numbers in English words before a unit: "fifty-eight left", "twenty-four hours", "within
+# a day", "one hundred percent", "twenty-four dollars and ninety-nine cents". "a"/"an" is
+# one only after a word of time ("in a day", "within an hour"), never in "twice a day".
+_WORD_VALUES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                           "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_WORD_VALUES.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)})
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_SMALL = (rf"(?:(?:{_TENS})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|zero|one|two|three|four|five|six"
+          r"|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)")
+_WORD_QUANTITY = re.compile(
+    rf"(?<![a-z-])(?P<n>(?:(?:{_SMALL}|a|one) )?hundred(?: and)?(?: {_SMALL})?|{_SMALL}|(?:(?<=in )|(?<=for ))(?:half )?an?)"
+    r"[\s-](?P<unit>dollars?|bucks|percent|per cent|hours?|minutes?|days?|weeks?|months?|years?|left|in stock|pieces"
+    rf"|units)(?:\s(?:and\s)?(?P<cents>{_SMALL})\s?cents?)?(?![a-z])")
+# The unit words of _WORD_QUANTITY, found in one Aho-Corasick pass: a number in words is
+# looked for only just before one (a regex tried at every position costs more than the
+# rest of the reading).
+_LAST_WORDS = frozenset([*_WORD_VALUES, "hundred", "a", "an"])  # a number in words ends with one of these
+_UNIT_WORDS = AhoCorasick(["dollar", "buck", "percent", "per cent", "hour", "minute", "day", "week", "month", "year",
+                           "left", "in stock", "piece", "unit"], matchkind=MatchKind.LeftmostLongest)
 _STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
 _UNITS: dict[str, tuple[str, float]] = {}
 
@@ -95,8 +119,10 @@ def quantities(text: str) -> list[Quantity]:
 
 
 def iter_quantities(text: str) -> Iterator[Quantity]:
-    """The numbers of ``text`` one by one, in order (half-price phrases last), so that a
+    """The numbers of ``text`` one by one, in order (half-price phrases and spelled-out
+    percentages last), so that a
     reader that stops after a few never parses the rest of a long reply."""
+    yield from _word_quantities(text)
     if not _MAY_HOLD_NUMBER.search(text):
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
@@ -108,7 +134,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
             continue
         dim, value, currency = parsed
         span = m.span()
-        if dim == "money":
+        if dim == "money" and (end := m.end()) < len(text) and text[end] in _CHANGE_START:
             change = small_change(text, m)
             if change is not None:
                 value, span = round(value + change[0], 2), (span[0], change[1])
@@ -119,6 +145,51 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     if "half" in text or "半价" in text:
         for m in _HALF_PRICE.finditer(text):
             yield Quantity("percent_off", 50.0, m.span())
+    if "百分" in text or "hundred" in text:
+        for m in _SPELLED_PERCENT.finditer(text):
+            value = _to_number(m.group(1)) if m.group(1) else 100.0
+            if value is not None:
+                yield Quantity("percent_off", value, m.span())
+
+
+def _word_quantities(text: str) -> Iterator[Quantity]:
+    """The numbers in words before a unit (:data:`_WORD_QUANTITY`), each looked for in the
+    few characters around a unit word."""
+    read_to, n = 0, len(text)
+    for _, s, e in _UNIT_WORDS.find_matches_as_indexes(text):
+        if s < read_to:
+            continue
+        head = text[max(read_to, s - 40):s]
+        k = len(head.rstrip(" -"))
+        if k == len(head) or head[max(head.rfind(" ", 0, k), head.rfind("-", 0, k)) + 1:k] not in _LAST_WORDS:
+            continue  # (the word before the unit is no number word: most units are said after digits)
+        for m in _WORD_QUANTITY.finditer(text, max(read_to, s - 40), min(n, e + 40)):
+            if m.start("unit") < s:
+                continue
+            if m.start("unit") == s:
+                unit = m.group("unit").lower()
+                dim, factor = _UNITS[unit]
+                value = _word_number(m.group("n")) + (_word_number(m.group("cents")) / 100 if m.group("cents") else 0.0)
+                yield Quantity(dim, round(value * factor, 6), m.span(), _currency(None, unit) if dim == "money" else None,
+                               True)
+                read_to = m.end()
+            break
+
+
+def _word_number(words: str) -> float:
+    """The value of a number in words of :data:`_WORD_QUANTITY` ("fifty-eight", "a
+    hundred and five", "half an")."""
+    if words.startswith("half"):
+        return 0.5
+    total, part = 0, 0
+    for w in re.split(r"[\s-]+", words):
+        if w == "hundred":
+            total, part = total + (part or 1) * 100, 0
+        elif w in ("a", "an"):
+            part = 1
+        elif w != "and":
+            part += _WORD_VALUES[w]
+    return float(total + part)
 
 
 @lru_cache(maxsize=4096)
@@ -162,6 +233,8 @@ _CENTS_BARE = re.compile(r"\s(?:and\s)?(\d\d)" + _OWN_UNIT)
 _JIAO = "[零〇一二两三四五六七八九\\d]"
 _ZH_CHANGE = re.compile(
     rf"(?:(?P<fen2>\d\d)|零(?P<fen0>{_JIAO})分|(?P<jiao>{_JIAO})(?:(?P<mao>[毛角])(?:(?P<fen>{_JIAO})分?)?)?)" + _OWN_UNIT)
+#: What the text right after an amount starts with when small change may follow it.
+_CHANGE_START = frozenset(" ,a0123456789零〇一二两三四五六七八九")
 _EN_MONEY_WORDS = frozenset({"dollar", "dollars", "bucks", "usd", "美元", "美金"})
 
 
@@ -197,7 +270,9 @@ def _currency(pre: str | None, post: str) -> str | None:
         return "USD"
     if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
         return "CNY"
-    return None
+    if sign in ("€", "euro", "euros"):
+        return "EUR"  # (never a room's currency: a price in it is in the wrong one)
+    return "GBP" if sign == "£" else None
 
 
 def _to_number(raw: str) -> float | None:
@@ -211,9 +286,11 @@ def _to_number(raw: str) -> float | None:
 
 def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb")}
+    units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb",
+                                         "euro", "euros", "$", "¥", "￥", "€", "£")}
     units.update({"cent": ("money", 0.01), "cents": ("money", 0.01)})  # 99 cents is $0.99
-    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "折": ("discount_tenths", 1.0)})
+    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "per cent": ("percent_off", 1.0),
+                  "折": ("discount_tenths", 1.0)})
     for unit, hours in _HOURS.items():
         units[unit] = units[unit + "s"] = ("hours", float(hours))
     units.update({u: ("count", 1.0) for u in ("left", "in stock", "pieces", "pcs", "units", "件", "个", "份", "单")})

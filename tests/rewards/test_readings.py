@@ -4,6 +4,8 @@ product names (the golden cases are in tests/golden/readings.jsonl)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -104,3 +106,79 @@ def test_a_reply_about_no_order_claims_no_status():
                                       "reply": "@mia_22 the glow serum is $24.99 and your last order was delivered. #ad",
                                       "question": {"asker": "mia_22", "intent": "price", "product": "sk-serum-01"}})
     assert [c.kind for c in build_context(case).analysis.claims] == ["price"]
+
+
+# -- efficacy percentages -----------------------------------------------------------------
+
+
+def _scores(env: str, reply: str, product: str = "sk-cream-01") -> dict[str, float]:
+    from liveroom_sim.rewards.golden import rule_model
+
+    case = RewardCase.model_validate({"id": "x", "env": env, "reply": reply, "expected": {},
+                                      "question": {"asker": _ENVS[env], "intent": "price", "product": product}})
+    return {k: s.value for k, s in rule_model(env).score(build_context(case)).scores.items()}
+
+
+@pytest.mark.parametrize("env,reviewed,respelled", [
+    ("LiveRoom-v0", "100% effective", ["100 percent effective", "100 per cent effective", "hundred percent effective",
+                                       "one hundred percent effective", "１００％ effective"]),
+    ("LiveRoom-zh-v0", "100%有效", ["百分百有效", "百分之百有效", "１００％有效", "100 %有效"]),
+])
+def test_a_respelled_efficacy_claim_scores_as_the_reviewed_label(env, reviewed, respelled):
+    # tests/golden/rewards.jsonl: en-banned-100-effective and zh-100-effective-banned (reviewed)
+    template = "@mia_22 the barrier cream is {}, $32." if env == "LiveRoom-v0" else "@lily 修护面霜{}，159元。"
+    expected = _scores(env, template.format(reviewed))
+    assert expected["factuality"] == -1.0
+    for form in respelled:
+        got = _scores(env, template.format(form))
+        assert (got["factuality"], got["compliance"]) == (expected["factuality"], expected["compliance"]), form
+
+
+# -- fact words inside product names ------------------------------------------------------
+
+_WORLDS = ["LiveRoom-v0", "LiveRoom-zh-v0", str(Path(__file__).parents[1] / "golden" / "worlds" / "names-en.yaml"),
+           str(Path(__file__).parents[1] / "golden" / "worlds" / "names-zh.yaml")]
+
+
+@pytest.mark.parametrize("env", _WORLDS, ids=lambda e: Path(e).stem)
+def test_a_name_alone_claims_nothing_and_answers_nothing(env):
+    from liveroom_sim.world.facts import intent_fits
+    from liveroom_sim.world.personas import FACT_INTENTS
+
+    asker = "lily" if "zh" in Path(env).stem else "mia_22"
+    for p in world_for(env).catalog.products:
+        for name in p.names:
+            for intent in [i for i in FACT_INTENTS if i != "order_status" and intent_fits(i, p)]:
+                case = RewardCase.model_validate({"id": "x", "env": env, "reply": f"@{asker} {name}!", "expected": {},
+                                                  "question": {"asker": asker, "intent": intent, "product": p.id}})
+                analysis = build_context(case).analysis
+                assert analysis.claims == (), (name, intent, analysis.claims)
+                assert analysis.stated == (), (name, intent, analysis.stated)
+
+
+# -- denied amounts, bounds, signs and units ----------------------------------------------
+
+
+def _claims(env: str, reply: str, intent: str = "price"):
+    case = RewardCase.model_validate({"id": "x", "env": env, "reply": reply, "expected": {},
+                                      "question": {"asker": _ENVS[env], "intent": intent, "product": "sk-serum-01"}})
+    return build_context(case).analysis
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=500), st.sampled_from(["not ${v}", "isn't ${v}", "no longer ${v}",
+                                                                 "under ${v}", "below ${v}", "less than ${v}"]))
+def test_a_denied_or_bounded_amount_never_states_the_price_and_is_correct_only_when_true(v, form):
+    analysis = _claims("LiveRoom-v0", "@mia_22 the glow serum is " + form.format(v=v) + ". #ad")
+    assert analysis.stated == ()  # neither says what the serum costs
+    price = 24.99  # the glow serum's price in the case's world
+    true = v > price if form.startswith(("under", "below", "less")) else v != price
+    assert all(c.verdict == "correct" if true else c.verdict != "correct" for c in analysis.claims)
+    if not true:  # a false bound or denying the price itself misleads
+        assert [c.verdict for c in analysis.claims] == ["invented"]
+
+
+@pytest.mark.parametrize("env,truth", [("LiveRoom-v0", "the glow serum isn't $24.99"), ("LiveRoom-zh-v0", "水光精华不是129元")])
+def test_denying_the_true_amount_is_false(env, truth):
+    analysis = _claims(env, f"@{_ENVS[env]} {truth}。")
+    assert [c.verdict for c in analysis.claims] == ["invented"] and analysis.stated == ()

@@ -33,8 +33,9 @@ from liveroom_sim.world.text import Quantity, iter_quantities
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
 _MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
 _PAST_CUES = ("was", "used to be", "before", "went from", "down from", "dropped from", "之前", "原来", "以前是")
-# Words after an amount that make it a price after a coupon ("$48 with code SAVE10").
-_AFTER_COUPON = ("with code", "with the code", "with coupon", "with the coupon", "after the coupon", "用券", "券后")
+# Words after an amount that make it a price after a coupon ("$48 with code SAVE10"; not
+# 用券 in Chinese: in 248元用券码X到手221元, 248 is the price).
+_AFTER_COUPON = ("with code", "with the code", "with coupon", "with the coupon", "after the coupon")
 _LIST_AFTER = ("list price", "original price", "regular price", "msrp", "原价", "划线价")  # "the $34.99 list price"
 _LEADING = re.compile(r"\d+(?:\.\d+)?")  # the first number of a quantity as said ("8 h per charge": 8)
 _DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")

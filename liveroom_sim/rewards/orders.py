@@ -85,7 +85,10 @@ _NEGATED_BEFORE = re.compile(r"(?:\b(?:not|never)|n't)(?:\s+(?:yet|been|even|act
 # shipped within 24 hours", "to be shipped".
 _NOT_NOW_BEFORE = re.compile(r"\b(?:be|will|'ll|would|should|can|could|may|might|usually|normally|always|typically"
                              r"|to|get|gets|are)\s+$")
-_NOT_NOW_AFTER = re.compile(r"\s*(?:within\b|in\s+(?:\d|a\b|an\b|one|two|three|under)|by\b|free\b|from\b)")
+# ... and words after it that make it a time or a report of damage ("delivered in 3 days",
+# "sorry it arrived damaged": the item a viewer complains of, often not the order asked about).
+_NOT_NOW_AFTER = re.compile(r"\s*(?:within\b|in\s+(?:\d|a\b|an\b|one|two|three|under)|by\b|free\b|from\b"
+                            r"|damaged|broken|defective|cracked|wrong\b|late\b|opened)")
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 

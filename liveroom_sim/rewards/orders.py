@@ -183,16 +183,21 @@ def order_claims(norm: str, catalog: Catalog, asked_order: str | None, named_ove
     return out
 
 
-def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
+def may_name_an_order(norm: str, catalog: Catalog) -> bool:
+    """Whether ``norm`` may name one of the catalog's orders: it holds the first three
+    characters of one (a few substring tests; most replies name none)."""
     if not catalog.orders:
-        return []
-    heads, literals = _order_literals(catalog)
-    for h in heads:
+        return False
+    for h in _order_literals(catalog)[0]:
         if h in norm:
-            break
-    else:
-        return []  # (most replies name no order: a few substring tests say so)
-    return [(s, oid) for s, _, oid in literals.longest(norm)]
+            return True
+    return False
+
+
+def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
+    if not may_name_an_order(norm, catalog):
+        return []
+    return [(s, oid) for s, _, oid in _order_literals(catalog)[1].longest(norm)]
 
 
 _ORDER_LITERALS: dict[int, tuple] = {}

@@ -122,12 +122,11 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     """The numbers of ``text`` one by one, in order (then half-price phrases, percentages
     written unit first, and numbers in English words), so that a reader that stops after a
     few never parses the rest of a long reply."""
-    if _MAY_HOLD_NUMBER.search(text):
-        yield from _written_quantities(text)
-    yield from _word_quantities(text)
-
-
-def _written_quantities(text: str) -> Iterator[Quantity]:
+    units = _UNIT_WORDS.find_matches_as_indexes(text)  # (for numbers in words, read last)
+    if not _MAY_HOLD_NUMBER.search(text):
+        if units:
+            yield from _word_quantities(text, units)
+        return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
     for m in _QUANTITY.finditer(text) if _MAY_CLAIM.search(text) else ():
         if m.start() < read_to:
@@ -153,13 +152,15 @@ def _written_quantities(text: str) -> Iterator[Quantity]:
             value = _to_number(m.group(1)) if m.group(1) else 100.0
             if value is not None:
                 yield Quantity("percent_off", value, m.span())
+    if units:
+        yield from _word_quantities(text, units)
 
 
-def _word_quantities(text: str) -> Iterator[Quantity]:
+def _word_quantities(text: str, units) -> Iterator[Quantity]:
     """The numbers in words before a unit (:data:`_WORD_QUANTITY`), each looked for in the
-    few characters around a unit word."""
+    few characters around one of the unit words ``units`` (:data:`_UNIT_WORDS` matches)."""
     read_to, n = 0, len(text)
-    for _, s, e in _UNIT_WORDS.find_matches_as_indexes(text):
+    for _, s, e in units:
         if s < read_to:
             continue
         head = text[max(read_to, s - 40):s]

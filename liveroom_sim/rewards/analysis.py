@@ -98,8 +98,9 @@ def _mention_mark(mention_format: str) -> str:
 def _states(f: Fact, q, reading, claims) -> bool:
     """Whether the reply states fact ``f`` of the question: a true claim of the fact's
     number, in its dimension, about the product asked about (or the order); or one of
-    the fact's wordings, not negated, and not as a word of a product's name ("the
-    Heavyweight Cotton Tee" does not say what it is made of)."""
+    the fact's wordings, not negated. (A wording inside a product's name still counts
+    here, "cotton tee" stating cotton: the frozen eval suites replay rooms whose viewers
+    reacted to that reading; see docs/rewards.md.)"""
     if f.number is not None:
         # Each ask's fact is of its own product (a merged request may ask about two).
         about = f.about if f.about is not None else (q.product if f.key != "eta" else q.order)
@@ -111,8 +112,7 @@ def _states(f: Fact, q, reading, claims) -> bool:
     if f.key == "order_status" and any(c.kind == "order_status" and c.verdict in TRUE_VERDICTS and c.value
                                        and c.product == (f.about or q.order) for c in claims):
         return True  # a true claim of the order's stage ("it's on its way" of an order in transit)
-    norm, named_over = reading.norm, reading.named_over
-    return any(not neg and not named_over(s, e) for form in f.forms for s, e, neg in occurrences(norm, form))
+    return any(not neg for form in f.forms for _, _, neg in occurrences(reading.norm, form))
 
 
 def _addressed(reply: str, said_to: tuple[str, ...], asker: str, fmt: str) -> bool:

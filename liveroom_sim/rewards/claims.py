@@ -23,7 +23,7 @@ import re
 from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
 from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
 from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before, price_stance
-from liveroom_sim.rewards.orders import order_claims, orders_at
+from liveroom_sim.rewards.orders import may_name_an_order, order_claims, orders_at
 from liveroom_sim.rewards.terms import term_claims
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market, apply_coupon
@@ -125,18 +125,24 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
             break
     claims = []
     for q in found:
-        c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(q.span[0])))
-        if c is not None and q.dim != "bare" and c.dim != "bound" and (hedge := _hedged(norm, q.span[0], reading)):
+        s = q.span[0]
+        c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(s)))
+        if c is not None and q.dim != "bare" and c.dim != "bound" and _may_hedge(norm, s) \
+                and (hedge := _hedged(norm, s, reading)):
             # "not $30, it's $24.99", 不要199元只要129元, "under $30": a denied amount or a bound
             # states no fact; denying the true amount ("it isn't $24.99") is false. (A price
             # bound is judged by the price reading: "under $10" of a $22.99 serum is false.)
-            c = c._replace(verdict="invented", said="not " + c.said) if hedge == "denied" and c.verdict == "correct" else None
+            denies_truth = hedge == "denied" and c.verdict == "correct"
+            c = c._replace(verdict="invented", said="not " + c.said) if denies_truth else None
         if c is not None:
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
     claims += term_claims(reading, market, fallback, words)
-    claims += [Claim("order_status", w, "correct" if ok else "invented", oid, float(states), ("not " if denied else "") + stage)
-               for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.named_over, MAX_CLAIMS)]
+    if order is not None or may_name_an_order(norm, market.catalog):  # (most replies are about no order)
+        claims += [Claim("order_status", w, "correct" if ok else "invented", oid, float(states),
+                         ("not " if denied else "") + stage)
+                   for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.named_over,
+                                                                         MAX_CLAIMS)]
     if lookups is not None:
         claims = [_supported(c, lookups) for c in claims]
     return claims, found
@@ -259,6 +265,13 @@ _HEDGE_ENDS = _DENYING | _FILLERS | {"longer", "under", "below", "than"}
 _ZH_HEDGES = _ZH_DENYING + _ZH_BOUND
 
 
+def _may_hedge(norm: str, s: int) -> bool:
+    """Whether the last word before the amount at ``s`` may deny or bound it (nearly every
+    amount's does not: this is asked first, cheaply)."""
+    tail = norm[max(0, s - 32):s].rstrip()
+    return tail.endswith(_ZH_HEDGES) or tail[tail.rfind(" ") + 1:] in _HEDGE_ENDS
+
+
 def _hedged(norm: str, s: int, r: Reading) -> str | None:
     """``denied`` when the words right before the amount at ``s`` deny it ("not $30",
     "no longer $30", 不要199元), ``bound`` when they make it a bound ("under $30", 不到200元),
@@ -266,8 +279,6 @@ def _hedged(norm: str, s: int, r: Reading) -> str | None:
     position, for every amount.)"""
     start = max(0, s - 32)
     tail = norm[start:s].rstrip()
-    if not tail.endswith(_ZH_HEDGES) and tail[tail.rfind(" ") + 1:] not in _HEDGE_ENDS:
-        return None  # (nearly every amount: its last word before it denies or bounds nothing)
     tail = tail[max(0, r.clause(s)[0] - start):]
     if tail.endswith(_ZH_DENYING):
         return "denied"

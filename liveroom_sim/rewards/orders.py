@@ -85,7 +85,10 @@ _NEGATED_BEFORE = re.compile(r"(?:\b(?:not|never)|n't)(?:\s+(?:yet|been|even|act
 # shipped within 24 hours", "to be shipped".
 _NOT_NOW_BEFORE = re.compile(r"\b(?:be|will|'ll|would|should|can|could|may|might|usually|normally|always|typically"
                              r"|to|get|gets|are)\s+$")
-_NOT_NOW_AFTER = re.compile(r"\s*(?:within\b|in\s+(?:\d|a\b|an\b|one|two|three|under)|by\b|free\b|from\b)")
+# ... and words after it that make it a time or a report of damage ("delivered in 3 days",
+# "sorry it arrived damaged": the item a viewer complains of, often not the order asked about).
+_NOT_NOW_AFTER = re.compile(r"\s*(?:within\b|in\s+(?:\d|a\b|an\b|one|two|three|under)|by\b|free\b|from\b"
+                            r"|damaged|broken|defective|cracked|wrong\b|late\b|opened)")
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
@@ -180,16 +183,21 @@ def order_claims(norm: str, catalog: Catalog, asked_order: str | None, named_ove
     return out
 
 
-def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
+def may_name_an_order(norm: str, catalog: Catalog) -> bool:
+    """Whether ``norm`` may name one of the catalog's orders: it holds the first three
+    characters of one (a few substring tests; most replies name none)."""
     if not catalog.orders:
-        return []
-    heads, literals = _order_literals(catalog)
-    for h in heads:
+        return False
+    for h in _order_literals(catalog)[0]:
         if h in norm:
-            break
-    else:
-        return []  # (most replies name no order: a few substring tests say so)
-    return [(s, oid) for s, _, oid in literals.longest(norm)]
+            return True
+    return False
+
+
+def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
+    if not may_name_an_order(norm, catalog):
+        return []
+    return [(s, oid) for s, _, oid in _order_literals(catalog)[1].longest(norm)]
 
 
 _ORDER_LITERALS: dict[int, tuple] = {}

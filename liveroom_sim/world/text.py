@@ -81,7 +81,7 @@ _QUANTITY = re.compile(
 )
 _HOURS = {"minute": 1 / 60, "min": 1 / 60, "分钟": 1 / 60, "hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
           "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
-_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half|hundred")
+_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
 # A text of Chinese characters, spaces and punctuation holding no digit, no currency sign
 # and no character that starts a unit of _QUANTITY can only hold Chinese numerals with no
 # sign and no unit, which claim nothing (_parsed gives None): finding them is skipped (a
@@ -119,11 +119,13 @@ def quantities(text: str) -> list[Quantity]:
 
 
 def iter_quantities(text: str) -> Iterator[Quantity]:
-    """The numbers of ``text`` one by one, in order (half-price phrases and spelled-out
-    percentages last), so that a
-    reader that stops after a few never parses the rest of a long reply."""
-    yield from _word_quantities(text)
+    """The numbers of ``text`` one by one, in order (then half-price phrases, percentages
+    written unit first, and numbers in English words), so that a reader that stops after a
+    few never parses the rest of a long reply."""
+    units = _UNIT_WORDS.find_matches_as_indexes(text)  # (for numbers in words, read last)
     if not _MAY_HOLD_NUMBER.search(text):
+        if units:
+            yield from _word_quantities(text, units)
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
     for m in _QUANTITY.finditer(text) if _MAY_CLAIM.search(text) else ():
@@ -145,18 +147,20 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     if "half" in text or "半价" in text:
         for m in _HALF_PRICE.finditer(text):
             yield Quantity("percent_off", 50.0, m.span())
-    if "百分" in text or "hundred" in text:
+    if "百分" in text:
         for m in _SPELLED_PERCENT.finditer(text):
             value = _to_number(m.group(1)) if m.group(1) else 100.0
             if value is not None:
                 yield Quantity("percent_off", value, m.span())
+    if units:
+        yield from _word_quantities(text, units)
 
 
-def _word_quantities(text: str) -> Iterator[Quantity]:
+def _word_quantities(text: str, units) -> Iterator[Quantity]:
     """The numbers in words before a unit (:data:`_WORD_QUANTITY`), each looked for in the
-    few characters around a unit word."""
+    few characters around one of the unit words ``units`` (:data:`_UNIT_WORDS` matches)."""
     read_to, n = 0, len(text)
-    for _, s, e in _UNIT_WORDS.find_matches_as_indexes(text):
+    for _, s, e in units:
         if s < read_to:
             continue
         head = text[max(read_to, s - 40):s]

@@ -82,15 +82,6 @@ class Crowd:
     def pending(self) -> list[ChatMessage]:
         return self._waiting.messages()
 
-    def pending_changes(self) -> list[tuple[int, ChatMessage | None]] | None:
-        """The pending messages added, replaced or dropped since the last call
-        (:meth:`Waiting.take_changes`; None on the first call: read :meth:`pending_numbered`)."""
-        return self._waiting.take_changes()
-
-    def pending_numbered(self):
-        """``(number, message)`` of each pending message, oldest first (read-only)."""
-        return self._waiting.numbered()
-
     def _after(self, now: float, rate: float) -> float:
         return now + self.rng.exponential(1.0 / rate) if rate > 0 else math.inf
 

@@ -26,9 +26,6 @@ class SystemPrompts:
         self._skills_for = None
         self._triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
         self._skill_hits: dict[int, frozenset[str]] = {}
-        self._crowd = None  # the crowd _counts are of
-        self._counts: dict[str, int] = {}  # skill -> waiting messages that call for it
-        self._counted: dict[int, frozenset[str]] = {}  # waiting number -> the skills it was counted for
 
     def text(self, harness, market, crowd) -> str:
         """The system prompt for ``harness``, ``market`` and ``crowd`` as they are now."""
@@ -47,46 +44,27 @@ class SystemPrompts:
         return self._text
 
     def _active_skills(self, harness, crowd) -> frozenset[str]:
-        """Skills whose triggers appear in the waiting chat. Each message is read once
-        (its hits kept by message id), and how many waiting messages call for each skill
-        is kept as messages come and go (the crowd says which changed), so the waiting
-        chat is not read again on every step; counted afresh for a new harness state."""
-        changes = crowd.pending_changes()
-        if self._skills_for is not harness or self._crowd is not crowd:
+        """Skills whose triggers appear in the waiting chat (each message read once)."""
+        if self._skills_for is not harness:
             # Per harness state: the triggered skills with their trigger words lower-cased
             # once (what prompt.active_skills reads); none matter when the policy loads
             # skills itself (the prompt then lists every skill the same way).
-            self._skills_for, self._crowd, self._skill_hits = harness, crowd, {}
+            self._skills_for, self._skill_hits = harness, {}
             self._triggers = () if harness.skills_on_demand else tuple(
                 (sk.name, tuple(t.lower() for t in sk.triggers)) for sk in harness.skills if sk.when != "always")
-            changes = None
-        if not self._triggers:
+        triggers = self._triggers
+        if not triggers:
             return _NONE
-        counts, counted = self._counts, self._counted
-        if changes is None:
-            counts.clear()
-            counted.clear()
-            changes = crowd.pending_numbered()
-        for n, m in changes:
-            for name in counted.pop(n, ()):
-                counts[name] -= 1
-            if m is not None:
-                hit = self._hits(m)
-                if hit:
-                    counted[n] = hit
-                    for name in hit:
-                        counts[name] = counts.get(name, 0) + 1
-        active = frozenset([name for name, c in counts.items() if c])
-        return active if active else _NONE
-
-    def _hits(self, m) -> frozenset[str]:
-        """The skills message ``m`` calls for (read the first time its id is seen)."""
-        hit = self._skill_hits.get(m.mid)
-        if hit is None:
-            text = m.text.lower()
-            hit = self._skill_hits[m.mid] = frozenset(
-                name for name, words in self._triggers if any(w in text for w in words))
-        return hit
+        hits = self._skill_hits
+        active: set[str] = set()
+        for m in crowd.pending:
+            hit = hits.get(m.mid)
+            if hit is None:
+                text = m.text.lower()
+                hit = hits[m.mid] = frozenset(name for name, words in triggers if any(w in text for w in words))
+            if hit:
+                active |= hit
+        return frozenset(active) if active else _NONE
 
 
 _NONE: frozenset[str] = frozenset()

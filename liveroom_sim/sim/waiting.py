@@ -32,9 +32,6 @@ class Waiting:
         self._next = 0
         self._list: list[ChatMessage] | None = []
         self.facts = 0  # questions of fact among them
-        # numbers added, replaced or dropped since take_changes() last ran (None until a
-        # reader first asks: nothing is kept for no one)
-        self._changed: set[int] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -44,21 +41,6 @@ class Waiting:
         if self._list is None:
             self._list = list(self._items.values())
         return self._list
-
-    def numbered(self):
-        """``(number, message)`` of each waiting message, oldest first (a read-only view)."""
-        return self._items.items()
-
-    def take_changes(self) -> list[tuple[int, ChatMessage | None]] | None:
-        """The numbers added, replaced or dropped since the last call, each with its
-        message now (None: gone), in no order; None on the first call (read
-        :meth:`numbered`). For a reader that keeps something per waiting message up to
-        date without reading them all again."""
-        changed, self._changed = self._changed, set()
-        if changed is None:
-            return None
-        items = self._items
-        return [(n, items.get(n)) for n in changed]
 
     def get(self, number: int) -> ChatMessage | None:
         return self._items.get(number)
@@ -86,8 +68,6 @@ class Waiting:
         heapq.heappush(self._due, (msg.deadline, n))
         self.facts += msg.is_fact_question
         self._list = None
-        if self._changed is not None:
-            self._changed.add(n)
         return n
 
     def replace(self, number: int, msg: ChatMessage) -> None:
@@ -98,8 +78,6 @@ class Waiting:
         if msg.deadline != old.deadline:
             heapq.heappush(self._due, (msg.deadline, number))
         self._list = None
-        if self._changed is not None:
-            self._changed.add(number)
 
     def drop(self, number: int) -> None:
         msg = self._items.pop(number)
@@ -109,8 +87,6 @@ class Waiting:
             del self._mine[msg.viewer.name]
         self.facts -= msg.is_fact_question
         self._list = None
-        if self._changed is not None:
-            self._changed.add(number)
 
     def set_deadline(self, number: int, deadline: float) -> None:
         self._items[number].deadline = deadline

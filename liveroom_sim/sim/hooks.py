@@ -105,18 +105,24 @@ def _bad_argument(call, harness: Harness, market) -> tuple[str, str, str] | None
     room has: its name, its value and a did-you-mean hint."""
     shown = harness.tools[call.canonical].fields
     for field, value in call.arguments.items():
-        names = {"product_id": lambda: list(market.catalog.by_id), "order_id": lambda: [o.id for o in market.catalog.orders],
-                 "skill": lambda: [s.name for s in harness.skills]}.get(field)
-        if names is None:
+        if field not in _NAMES:
             continue
-        known = names()
         if field == "skill":
             ok = isinstance(value, str) and harness.skill_named(value) is not None
+        elif field == "product_id":
+            ok = isinstance(value, str) and value in market.catalog.by_id
         else:
-            ok = isinstance(value, str) and value in known
+            ok = isinstance(value, str) and any(o.id == value for o in market.catalog.orders)
         if not ok:
+            known = _NAMES[field](market, harness)  # (listed only for the hint)
             return shown.get(field, field), str(value), did_you_mean(str(value), known).strip()
     return None
+
+
+#: What each checked argument names, listed for a did-you-mean hint.
+_NAMES = {"product_id": lambda market, harness: list(market.catalog.by_id),
+          "order_id": lambda market, harness: [o.id for o in market.catalog.orders],
+          "skill": lambda market, harness: [s.name for s in harness.skills]}
 
 
 def check_input(update: str, messages: list, harness: Harness, cues: tuple[str, ...]) -> tuple[str, list[tuple]]:

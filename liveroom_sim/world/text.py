@@ -144,7 +144,8 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         if parsed is None:
             continue
         dim, value, currency = parsed
-        if dim is None and (join := _RANGE_JOIN.match(text, m.end(2))) and (second := _RANGE_END.match(text, join.end())):
+        if dim is None and text[m.end(2):m.end(2) + 1] in _RANGE_START and (join := _RANGE_JOIN.match(text, m.end(2))) \
+                and (second := _RANGE_END.match(text, join.end())):
             # "1-2 days", "1 to 2 days", 1到3天, "3 to 5 left": a range states no one amount (a
             # spec's own range with no such unit, "3000-6000 K", "sizes 26-34", is read as before)
             read_to = second.end()
@@ -261,6 +262,7 @@ _ZH_CHANGE = re.compile(
     rf"(?:(?P<fen2>\d\d)|零(?P<fen0>{_JIAO})分|(?P<jiao>{_JIAO})(?:(?P<mao>[毛角])(?:(?P<fen>{_JIAO})分?)?)?)" + _OWN_UNIT)
 #: What joins the two numbers of a range, and its second number with a unit whose range
 #: states no one amount (a duration, a count, money, a percentage).
+_RANGE_START = frozenset(" -~–至到或")  # (what a range's join starts with; "" is not in it)
 _RANGE_JOIN = re.compile(r"\s?(?:-|~|–|to\b|or\b|至|到|或)\s?(?=\d)")
 _RANGE_END = re.compile(r"\d+(?:\.\d+)?\s?(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|小时|天|周|个月|月|年|分钟"
                         r"|left|pieces|units|件|份|单|dollars?|bucks|元|块|%|percent)(?![a-z])", re.IGNORECASE)

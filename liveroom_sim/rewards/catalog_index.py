@@ -65,6 +65,8 @@ class CatalogIndex:
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
         self._terms: dict[int, tuple] = {}
+        #: The first three characters of every order id (a reply holding none names no order).
+        self.order_heads = tuple(sorted({o.id.lower()[:3] for o in catalog.orders}))
 
     def named(self, norm: str) -> list[tuple[int, int, str]]:
         """``(start, end, product id)`` of each product name or alias in normalised text,

@@ -23,7 +23,7 @@ import re
 from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
 from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
 from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before, price_stance
-from liveroom_sim.rewards.orders import may_name_an_order, order_claims, orders_at
+from liveroom_sim.rewards.orders import order_claims, orders_at
 from liveroom_sim.rewards.terms import term_claims
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market, apply_coupon
@@ -138,7 +138,7 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
     claims += term_claims(reading, market, fallback, words)
-    if order is not None or may_name_an_order(norm, market.catalog):  # (most replies are about no order)
+    if order is not None or any(h in norm for h in reading.index.order_heads):  # (most replies are about no order)
         claims += [Claim("order_status", w, "correct" if ok else "invented", oid, float(states),
                          ("not " if denied else "") + stage)
                    for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.named_over,

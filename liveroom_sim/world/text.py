@@ -31,9 +31,18 @@ def cn_to_number(text: str) -> float | None:
     whole, _, frac = text.partition("点")
     if len(whole) > 24 or len(frac) > 24:
         return None  # no price, count or duration is written with so many characters
+    if len(whole) > 1 and all(ch in _CN_DIGITS for ch in whole):
+        # Digits with no unit between them: two are a range (三五天 is three to five days, 七八件
+        # seven or eight), no one amount; more are read one by one (一二九 is 129, not 9).
+        if len(whole) == 2:
+            return None
+        whole_digits = "".join(str(_CN_DIGITS[ch]) for ch in whole)
+        return float(whole_digits + ("." + "".join(str(_CN_DIGITS.get(ch, 0)) for ch in frac) if frac else ""))
     total, section, digit = 0, 0, None
     for ch in whole:
         if ch in _CN_DIGITS:
+            if digit is not None:
+                return None  # 一百二三 ("a hundred and twenty or thirty"): no one amount
             digit = _CN_DIGITS[ch]
         elif ch in _CN_UNITS:
             unit = _CN_UNITS[ch]
@@ -73,7 +82,7 @@ class Quantity(NamedTuple):
 _NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
 _QUANTITY = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥€£]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|元|块|dollars?|bucks|usd|yuan|rmb|cents?|euros?|(?<=\d)[$¥￥€£](?!\s?\d)"
+    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|人民币|元|块|dollars?|bucks|usd|yuan|rmb|cents?|euros?|(?<=\d)[$¥￥€£](?!\s?\d)"
     r"|hours?|hrs?|h\b|小时|minutes?|mins?\b|分钟|days?|天|weeks?|周|months?|个月|月|years?|年"
     r"|left|in stock|pieces|pcs|units|件|个|份|单"
     r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
@@ -130,19 +139,26 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
     for m in _QUANTITY.finditer(text) if _MAY_CLAIM.search(text) else ():
         if m.start() < read_to:
-            continue  # the cents of the amount before, already read with it
+            continue  # the cents of the amount before, or a range's second number, already read
         parsed = _parsed(*m.groups())
         if parsed is None:
             continue
         dim, value, currency = parsed
+        if dim is None and text[m.end(2):m.end(2) + 1] in _RANGE_START and (join := _RANGE_JOIN.match(text, m.end(2))) \
+                and (second := _RANGE_END.match(text, join.end())):
+            # "1-2 days", "1 to 2 days", 1到3天, "3 to 5 left": a range states no one amount (a
+            # spec's own range with no such unit, "3000-6000 K", "sizes 26-34", is read as before)
+            read_to = second.end()
+            continue
         span = m.span()
         if dim == "money" and (end := m.end()) < len(text) and text[end] in _CHANGE_START:
             change = small_change(text, m)
             if change is not None:
                 value, span = round(value + change[0], 2), (span[0], change[1])
                 read_to = change[1]
-        elif dim is None:  # no sign and no unit: a stock count after "only", else bare
-            dim = "count" if _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()) else "bare"
+        elif dim is None:
+            yield _bare(text, m, value)
+            continue
         yield Quantity(dim, value, span, currency)
     if "half" in text or "半价" in text:
         for m in _HALF_PRICE.finditer(text):
@@ -154,6 +170,12 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
                 yield Quantity("percent_off", value, m.span())
     if units:
         yield from _word_quantities(text, units)
+
+
+def _bare(text: str, m: re.Match, value: float) -> Quantity:
+    """A number with no sign and no unit: a stock count after "only", else bare."""
+    dim = "count" if _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()) else "bare"
+    return Quantity(dim, value, m.span())
 
 
 def _word_quantities(text: str, units) -> Iterator[Quantity]:
@@ -205,12 +227,13 @@ def _parsed(pre: str | None, raw: str, post: str | None) -> tuple[str | None, fl
     digits = raw[0].isdigit()
     if not digits and not post and not pre:
         return None  # a lone Chinese character such as 一 ("one", "a") claims nothing (not even parsed)
-    value = _to_number(raw)
-    if value is None:
-        return None
     post = post.lower() if post else ""
     if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
         value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
+    else:
+        value = _to_number(raw)
+    if value is None:
+        return None
     if not digits and post == "个":
         post = ""  # 一个 / 两个 is "a" / "a couple" in speech, not a stock claim
     if pre and pre.strip():
@@ -237,6 +260,12 @@ _CENTS_BARE = re.compile(r"\s(?:and\s)?(\d\d)" + _OWN_UNIT)
 _JIAO = "[零〇一二两三四五六七八九\\d]"
 _ZH_CHANGE = re.compile(
     rf"(?:(?P<fen2>\d\d)|零(?P<fen0>{_JIAO})分|(?P<jiao>{_JIAO})(?:(?P<mao>[毛角])(?:(?P<fen>{_JIAO})分?)?)?)" + _OWN_UNIT)
+#: What joins the two numbers of a range, and its second number with a unit whose range
+#: states no one amount (a duration, a count, money, a percentage).
+_RANGE_START = frozenset(" -~–至到或")  # (what a range's join starts with; "" is not in it)
+_RANGE_JOIN = re.compile(r"\s?(?:-|~|–|to\b|or\b|至|到|或)\s?(?=\d)")
+_RANGE_END = re.compile(r"\d+(?:\.\d+)?\s?(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|小时|天|周|个月|月|年|分钟"
+                        r"|left|pieces|units|件|份|单|dollars?|bucks|元|块|%|percent)(?![a-z])", re.IGNORECASE)
 #: What the text right after an amount starts with when small change may follow it.
 _CHANGE_START = frozenset(" ,a0123456789零〇一二两三四五六七八九")
 _EN_MONEY_WORDS = frozenset({"dollar", "dollars", "bucks", "usd", "美元", "美金"})
@@ -272,7 +301,7 @@ def _currency(pre: str | None, post: str) -> str | None:
     sign = (pre or "").strip().lower() or post
     if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd", "cent", "cents", "美元", "美金"):
         return "USD"
-    if sign in ("¥", "￥", "rmb", "元", "yuan") or sign.startswith(("rmb", "块")):
+    if sign in ("¥", "￥", "rmb", "元", "yuan", "人民币") or sign.startswith(("rmb", "块")):
         return "CNY"
     if sign in ("€", "euro", "euros"):
         return "EUR"  # (never a room's currency: a price in it is in the wrong one)
@@ -290,7 +319,7 @@ def _to_number(raw: str) -> float | None:
 
 def _units() -> dict[str, tuple[str, float]]:
     """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "块", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb",
+    units = {u: ("money", 1.0) for u in ("元", "块", "人民币", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb",
                                          "euro", "euros", "$", "¥", "￥", "€", "£")}
     units.update({"cent": ("money", 0.01), "cents": ("money", 0.01)})  # 99 cents is $0.99
     units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "per cent": ("percent_off", 1.0),

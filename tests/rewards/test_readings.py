@@ -181,3 +181,16 @@ def test_a_denied_or_bounded_amount_never_states_the_price_and_is_correct_only_w
 def test_denying_the_true_amount_is_false(env, truth):
     analysis = _claims(env, f"@{_ENVS[env]} {truth}。")
     assert [c.verdict for c in analysis.claims] == ["invented"] and analysis.stated == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=30), st.integers(min_value=1, max_value=30),
+       st.sampled_from(["{a}-{b} days", "{a} to {b} days", "{a}~{b} hours", "{a}到{b}天", "{a}-{b}小时"]))
+def test_a_range_states_no_one_amount(a, b, form):
+    assert quantities("ships in " + form.format(a=a, b=b) + " now") == []
+
+
+def test_chinese_digits_one_by_one_and_two_digit_ranges():
+    assert [q.value for q in quantities("一二九元")] == [129.0]
+    assert quantities("三五天") == [] and quantities("七八件") == []  # three to five days, seven or eight
+    assert [q.value for q in quantities("六五折")] == [35.0]  # 6.5折 (35% off) is still read

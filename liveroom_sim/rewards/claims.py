@@ -22,7 +22,7 @@ import re
 
 from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
 from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
-from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before, price_stance
+from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before
 from liveroom_sim.rewards.orders import order_claims, orders_at
 from liveroom_sim.rewards.terms import term_claims
 from liveroom_sim.world.catalog import Catalog
@@ -127,13 +127,8 @@ def check_claims(reply: str, reading: Reading, market: Market, asked: str | None
     for q in found:
         s = q.span[0]
         c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(s)))
-        if c is not None and q.dim != "bare" and c.dim != "bound" and _may_hedge(norm, s) \
-                and (hedge := _hedged(norm, s, reading)):
-            # "not $30, it's $24.99", 不要199元只要129元, "under $30": a denied amount or a bound
-            # states no fact; denying the true amount ("it isn't $24.99") is false. (A price
-            # bound is judged by the price reading: "under $10" of a $22.99 serum is false.)
-            denies_truth = hedge == "denied" and c.verdict == "correct"
-            c = c._replace(verdict="invented", said="not " + c.said) if denies_truth else None
+        if c is not None and q.dim != "bare" and _may_hedge(norm, s) and (hedge := _hedged(norm, s, reading)):
+            c = _hedged_claim(c, hedge, market)  # "not $30, it's $24.99", "under $30", 不到200元
         if c is not None:
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
@@ -199,8 +194,6 @@ def _number_claim(q: Quantity, r: Reading, market: Market, fallback: str, order_
         if currency and currency != market.catalog.currency:
             return Claim(kind, said, "wrong_currency", pid, v, "money")
         truth = _money_truth(pid, kind, market)
-        if kind == "price" and (stance := price_stance(before, v, truth)) is not None:  # under $30; not $24.99
-            return Claim(kind, said, stance, pid, v, "bound") if stance else None  # (a bound states no price)
         if _near(v, truth, 0.006):
             return Claim(kind, said, "correct", pid, v, "money")
         if kind == "price" and _near(v, _money_truth(pid, "price_after_coupon", market), 0.006):
@@ -259,10 +252,11 @@ _DENIED_BEFORE = re.compile(r"(?:\b(?:not|never|no)\b|n't|不|没|无法)[^.,!?;
 
 _DENYING = frozenset({"not", "never", "isn't", "aren't", "wasn't", "won't", "doesn't", "don't", "ain't"})
 _FILLERS = frozenset({"be", "been", "at", "even", "cost", "costs", "priced", "for"})  # "not even $30", "isn't priced at"
-_ZH_DENYING = ("不是", "不要", "并非", "不再是", "不卖")
-_ZH_BOUND = ("不到", "低于")
-_HEDGE_ENDS = _DENYING | _FILLERS | {"longer", "under", "below", "than"}
-_ZH_HEDGES = _ZH_DENYING + _ZH_BOUND
+_ZH_DENYING = ("不是", "不要", "并非", "不再是", "不再", "不卖")
+_ZH_BELOW = ("不到", "低于", "少于", "不超过", "不高于")  # (before _ZH_ABOVE: 不超过 ends with 超过)
+_ZH_ABOVE = ("超过", "高于", "多于", "至少")
+_HEDGE_ENDS = _DENYING | _FILLERS | {"longer", "under", "below", "over", "above", "than", "most", "least"}
+_ZH_HEDGES = _ZH_DENYING + _ZH_BELOW + _ZH_ABOVE
 
 
 def _may_hedge(norm: str, s: int) -> bool:
@@ -274,25 +268,47 @@ def _may_hedge(norm: str, s: int) -> bool:
 
 def _hedged(norm: str, s: int, r: Reading) -> str | None:
     """``denied`` when the words right before the amount at ``s`` deny it ("not $30",
-    "no longer $30", 不要199元), ``bound`` when they make it a bound ("under $30", 不到200元),
-    else ``None``. (Read word by word from the amount back: no pattern tried at every
-    position, for every amount.)"""
+    "no longer $30", 不要199元), ``below`` or ``above`` when they make it a bound ("under
+    $30", "no more than", 不到200元; "over $20", "at least", 超过), else ``None``. (Read word
+    by word from the amount back: no pattern tried at every position, for every amount.)"""
     start = max(0, s - 32)
     tail = norm[start:s].rstrip()
     tail = tail[max(0, r.clause(s)[0] - start):]
-    if tail.endswith(_ZH_DENYING):
-        return "denied"
-    if tail.endswith(_ZH_BOUND):
-        return "bound"
+    for ends, hedge in ((_ZH_DENYING, "denied"), (_ZH_BELOW, "below"), (_ZH_ABOVE, "above")):
+        if tail.endswith(ends):
+            return hedge
     words = tail.rsplit(None, 6)
     while words and words[-1] in _FILLERS:
         words.pop()
     if not words:
         return None
-    last = words[-1]
-    if last in _DENYING or last == "longer" and words[-2:-1] == ["no"]:
+    last, word_before = words[-1], words[-2] if len(words) > 1 else ""
+    if last in _DENYING or last == "longer" and word_before == "no":
         return "denied"
-    return "bound" if last in ("under", "below") or last == "than" and words[-2:-1] == ["less"] else None
+    if last in ("under", "below") or last == "most" and word_before == "at":
+        return "below"
+    if last in ("over", "above") or last == "least" and word_before == "at":
+        return "above"
+    if last == "than" and word_before in ("less", "cheaper", "fewer", "more"):
+        below = word_before != "more"
+        if len(words) > 2 and words[-3] in ("no", "not"):  # "no more than", "not less than"
+            below = not below
+        return "below" if below else "above"
+    return None
+
+
+def _hedged_claim(c: Claim, hedge: str, market: Market) -> Claim | None:
+    """``c`` read again as denied or as a bound. Denying the true amount ("it isn't $24.99")
+    is false and a true denial states nothing; a price bound is true or false of the price
+    ("under $10" of a $22.99 serum misleads) and states no price; any other bound states
+    nothing."""
+    if hedge == "denied":
+        return c._replace(verdict="invented", said="not " + c.said) if c.verdict == "correct" else None
+    if c.kind != "price" or c.verdict not in ("correct", "invented", "outdated"):
+        return None
+    truth, v = _money_truth(c.product, "price", market), c.value
+    meets = any(t <= v + 0.006 for t in truth) if hedge == "below" else any(t >= v - 0.006 for t in truth)
+    return c._replace(verdict="correct" if meets else "invented", dim="bound")
 
 
 def _near(value: float, candidates, tolerance: float) -> bool:

@@ -194,3 +194,14 @@ def test_chinese_digits_one_by_one_and_two_digit_ranges():
     assert [q.value for q in quantities("一二九元")] == [129.0]
     assert quantities("三五天") == [] and quantities("七八件") == []  # three to five days, seven or eight
     assert [q.value for q in quantities("六五折")] == [35.0]  # 6.5折 (35% off) is still read
+
+
+@pytest.mark.parametrize("said,verdicts", [
+    ("is now under $30", ["correct"]), ("is no more than $20", ["invented"]), ("is over $30", ["invented"]),
+    ("is at least $20", ["correct"]), ("is not less than $30", ["invented"]), ("isn't $30 anymore", []),
+    ("is not $24.99", ["invented"]),
+])
+def test_a_price_bound_is_judged_against_the_price_and_a_true_denial_claims_nothing(said, verdicts):
+    # the glow serum costs $24.99 in the case's world
+    analysis = _claims("LiveRoom-v0", f"@mia_22 the glow serum {said}. #ad")
+    assert [c.verdict for c in analysis.claims] == verdicts and analysis.stated == ()

@@ -84,6 +84,17 @@ def lookup_failed_for(ctx, question, unavailable: bool = False) -> bool:
     return bool(failed) and any(s in ("", question.product, question.order) for _, s in failed)
 
 
+def no_outcome(ctx) -> Score:
+    """What the room lost while the step ran (see :func:`outcome`): 0 for the turn itself;
+    the room charges the step's losses when it settles it
+    (:meth:`~liveroom_sim.rewards.model.RewardModel.settle`). A named function, not a
+    lambda: the reward model (and so an env) must pickle."""
+    return _ZERO
+
+
+_ZERO = Score(0.0)
+
+
 def outcome(expired: int, left_unanswered: int) -> Score:
     """What the room lost while the step ran: questions whose viewer's patience ran out
     unanswered (-0.5 each) and viewers who left with a question unanswered (-1 each).

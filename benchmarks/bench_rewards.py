@@ -68,7 +68,7 @@ def rate(pairs, evaluations: int, cold: bool) -> float:
 def _fresh(ctx):
     """A copy of ``ctx`` that has not read its reply yet."""
     new = copy.copy(ctx)
-    for derived in ("analysis", "_reading", "_need", "_serves"):  # the reading and what follows from it
+    for derived in ("analysis", "need", "serves_need"):  # the reading and what follows from it
         new.__dict__.pop(derived, None)
     return new
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from liveroom_sim.rewards.scanner import Literals
 
@@ -31,21 +32,16 @@ def cue(text: str, cues) -> str | None:
     return found[-1][2] if found else None
 
 
-_CUE_WORDS: dict[int, tuple] = {}
-
-
+@lru_cache(maxsize=16)
 def _cue_words(cues) -> Literals:
     """The cue words of ``cues`` in one automaton (leftmost-longest, as a regex
     alternation of them longest first finds them), each standing for its attribute;
-    built once per cue table (the tables are module constants)."""
-    entry = _CUE_WORDS.get(id(cues))
-    if entry is None or entry[0] is not cues:
-        attribute_of = {}
-        for attribute, words in cues:
-            for w in words:
-                attribute_of.setdefault(w, attribute)
-        entry = _CUE_WORDS[id(cues)] = (cues, Literals(attribute_of.items()))
-    return entry[1]
+    built once per cue table."""
+    attribute_of = {}
+    for attribute, words in cues:
+        for w in words:
+            attribute_of.setdefault(w, attribute)
+    return Literals(attribute_of.items())
 
 
 #: A number that is not part of a code word (GLOW15, MAN200, IPX7).

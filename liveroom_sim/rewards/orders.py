@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from liveroom_sim.rewards.catalog_index import catalog_index
 from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
 
@@ -188,7 +189,7 @@ def may_name_an_order(norm: str, catalog: Catalog) -> bool:
     characters of one (a few substring tests; most replies name none)."""
     if not catalog.orders:
         return False
-    for h in _order_literals(catalog)[0]:
+    for h in catalog_index(catalog).order_heads:
         if h in norm:
             return True
     return False
@@ -197,21 +198,7 @@ def may_name_an_order(norm: str, catalog: Catalog) -> bool:
 def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
     if not may_name_an_order(norm, catalog):
         return []
-    return [(s, oid) for s, _, oid in _order_literals(catalog)[1].longest(norm)]
-
-
-_ORDER_LITERALS: dict[int, tuple] = {}
-
-
-def _order_literals(catalog: Catalog) -> tuple[frozenset[str], Literals]:
-    """The first three characters of every order id, and the ids in one automaton."""
-    base = catalog.base
-    entry = _ORDER_LITERALS.get(id(base))
-    if entry is None or entry[0] is not base:
-        ids = [o.id.lower() for o in base.orders]
-        entry = _ORDER_LITERALS[id(base)] = (base, frozenset(i[:3] for i in ids),
-                                             Literals((i, o.id) for i, o in zip(ids, base.orders)))
-    return entry[1], entry[2]
+    return [(s, oid) for s, _, oid in catalog_index(catalog).order_ids.longest(norm)]
 
 
 def _order_at(named: list[tuple[int, str]], pos: int, norm: str) -> str | None:

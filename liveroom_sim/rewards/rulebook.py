@@ -15,6 +15,7 @@ import os
 import re
 from typing import NamedTuple
 
+from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.leading import LONG, first_match, lead
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
 from liveroom_sim.rewards.scanner import Literals
@@ -26,7 +27,6 @@ CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut
 # What ends a refusal's reach: a comma or sentence end, or a turn such as "but".
 _STOP = r"(?!\bbut\b|\bhowever\b|\banyway\b|但|不过|可是|然而)[^,.!?;:\n。！？；]"
 _GAP = r"[^,.!?;\n。！？；【】]"  # a 【label】 stands apart: "不错【广告】" denies nothing
-_BOOKS: dict[int, "Rulebook"] = {}
 
 
 def rule_text(phrase: str) -> str:
@@ -357,11 +357,10 @@ def denied(check: Check, text: str, known: bool = False) -> str | None:
     return m.group(0) if m else None
 
 
+_BOOKS: PerObject[RuleSet, Rulebook] = PerObject(Rulebook, size=256)
+
+
 def rulebook(rules: RuleSet) -> Rulebook:
-    """The (cached) rulebook of ``rules``."""
-    book = _BOOKS.get(id(rules))
-    if book is None or book.rules is not rules:
-        if len(_BOOKS) > 256:
-            _BOOKS.clear()
-        book = _BOOKS[id(rules)] = Rulebook(rules)
-    return book
+    """The rulebook of ``rules``, compiled once per rule set (the same updates give every
+    episode of a spec the same rule set objects: see ``RuleSet.plus``)."""
+    return _BOOKS(rules)

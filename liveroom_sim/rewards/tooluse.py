@@ -3,10 +3,8 @@ besides accuracy and effectiveness. Pure functions; see ``docs/rewards.md``."""
 
 from __future__ import annotations
 
+from liveroom_sim.rewards.claim import FACT_VERDICTS as _FACT_VERDICTS
 from liveroom_sim.rewards.components import Score, _clamp
-
-#: Verdicts of claims that state a fact (a number without a unit states none).
-_FACT_VERDICTS = ("correct", "unsupported", "outdated", "invented", "wrong_currency")
 
 #: Outcome costs per event of the room (see :func:`outcome`).
 EXPIRED_COST = 0.5

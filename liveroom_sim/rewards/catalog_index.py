@@ -5,7 +5,7 @@ allergens and ingredients (see :class:`CatalogIndex`)."""
 from __future__ import annotations
 
 import re
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern
@@ -66,8 +66,8 @@ class CatalogIndex:
         vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
-        # (per index: the phrasebooks' term phrases it has been asked about; one or two)
-        self._terms = lru_cache(maxsize=8)(self._term_literals)
+        # (per index: the phrasebooks' ``fact_words`` it has been asked about; one or two)
+        self._terms: PerObject[dict, Literals] = PerObject(self._term_literals, size=8)
         #: The first three characters of every order id (a reply holding none names no order).
         self.order_heads = tuple(sorted({o.id.lower()[:3] for o in catalog.orders}))
 
@@ -84,13 +84,14 @@ class CatalogIndex:
         text holding none states no fact phrase), a ``TERM_KEYS`` key for a phrase as
         :func:`~liveroom_sim.world.facts.occurrences` looks for it (normalised: a key none
         of whose phrases the text holds has no occurrence), and ``VOCAB`` for an allergen
-        or ingredient (a text holding none names none). Built once per set of phrases."""
-        return self._terms(tuple(words.get(key, ()) for key in TERM_KEYS))
+        or ingredient (a text holding none names none). Built once per ``words`` dict (a
+        phrasebook's, which lives as long as its spec)."""
+        return self._terms(words)
 
-    def _term_literals(self, phrases: tuple[tuple[str, ...], ...]) -> Literals:
+    def _term_literals(self, words: dict[str, tuple[str, ...]]) -> Literals:
         tags: dict[str, set[str]] = {}
-        for key, said in zip(TERM_KEYS, phrases):
-            for w in said:
+        for key in TERM_KEYS:
+            for w in words.get(key, ()):
                 if w:  # (occurrences finds no empty phrase)
                     tags.setdefault(w.lower(), set()).add(PHRASE)
                     tags.setdefault(normalize_phrase(w), set()).add(key)

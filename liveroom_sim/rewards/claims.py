@@ -34,25 +34,20 @@ from liveroom_sim.rewards.claim import (
 )
 from liveroom_sim.rewards.claim import ClaimKind as K
 from liveroom_sim.rewards.claim import Verdict as V
-from liveroom_sim.rewards.cues import HOUR_CUES, cue, money_cue_before
+from liveroom_sim.rewards.cues import cue, hour_cues, money_cue_before
 from liveroom_sim.rewards.hedges import hedge_before, hedged_claim, may_hedge
 from liveroom_sim.rewards.orders import order_claims, orders_at
 from liveroom_sim.rewards.terms import term_claims
 from liveroom_sim.rewards.truths import discounts, money_truth, near
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market
+from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
 _MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
-_PAST_CUES = ("was", "used to be", "before", "went from", "down from", "dropped from", "之前", "原来", "以前是")
-# Words after an amount that make it a price after a coupon ("$48 with code SAVE10"; not
-# 用券 in Chinese: in 248元用券码X到手221元, 248 is the price).
-_AFTER_COUPON = ("with code", "with the code", "with coupon", "with the coupon", "after the coupon")
-_LIST_AFTER = ("list price", "original price", "regular price", "msrp", "原价", "划线价")  # "the $34.99 list price"
 _LEADING = re.compile(r"\d+(?:\.\d+)?")  # the first number of a quantity as said ("8 h per charge": 8)
-_DISCOUNT_CUES = (" off", "discount", "折", "优惠", "减")
 
 
 class ReplyLayout:
@@ -205,7 +200,7 @@ def _bare_claim(at: Around) -> Claim | None:
     v, pid, said = at.q.value, at.pid, at.said
     if _RANK_BEFORE.search(at.before):
         return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
-    if at.before.rstrip().endswith(("满", "减", "spend", "over")):
+    if at.before.rstrip().endswith(reading_words().amounts.spend):
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.
         truth = money_truth(pid, K.COUPON_VALUE, at.market)
         return Claim(K.COUPON_VALUE, said, _verdict(near(v, truth, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
@@ -219,14 +214,15 @@ def _money_claim(at: Around) -> Claim:
     the words after or before it name (list price, shipping, a coupon's value, a price
     after a coupon), else the price; true to the cent in the catalog's currency."""
     v, pid, said, market = at.q.value, at.pid, at.said, at.market
-    if at.before.rstrip().endswith(_PAST_CUES):
+    words = reading_words().amounts
+    if at.before.rstrip().endswith(words.past):
         # "was $24.99", 之前129元: the price before a change, true if it was one.
         was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
         return Claim(K.OLD_PRICE, said, _verdict(near(v, was, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
     tail = at.after.lstrip()
-    kind = (K.COUPON_VALUE if tail.startswith("off") else K.SHIPPING_FEE if tail.startswith(("shipping", "运费"))
-            else K.PRICE_AFTER_COUPON if tail.startswith(_AFTER_COUPON)
-            else K.LIST_PRICE if tail.startswith(_LIST_AFTER) else None) \
+    kind = (K.COUPON_VALUE if tail.startswith(words.coupon_after) else K.SHIPPING_FEE if tail.startswith(words.shipping_after)
+            else K.PRICE_AFTER_COUPON if tail.startswith(words.after_coupon)
+            else K.LIST_PRICE if tail.startswith(words.list_after) else None) \
         or money_cue_before(at.before, at.q.span[0], at.r.norm, at.r.mentions) or K.PRICE
     currency = at.q.currency
     if currency and currency != market.catalog.currency:
@@ -253,7 +249,7 @@ def _percent_claim(at: Around) -> Claim | None:
         s = at.q.span[0]
         return Claim(K.EFFICACY, norm[s:max(e, efficacy.end() if efficacy.re is _EFFICACY_AFTER else e)].strip(),
                      V.INVENTED, pid, v, Dim.PERCENT)
-    discount = any(c in at.before + said + at.after for c in _DISCOUNT_CUES)  # 打2折 is a discount
+    discount = any(c in at.before + said + at.after for c in reading_words().amounts.discount)  # 打2折 is a discount
     if not discount and v in at.r.index.percents[pid]:
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
     return Claim(K.PERCENT_OFF, said, _verdict(near(v, discounts(pid, at.market), PERCENT_TOLERANCE)), pid, v,
@@ -265,7 +261,7 @@ def _hours_claim(at: Around) -> Claim | None:
     attribute its cue words name (returns, warranty, shipping, shelf life, battery), else
     any of the product's durations; a countdown or a way of speaking claims nothing."""
     v, pid, said, order_eta = at.q.value, at.pid, at.said, at.order_eta
-    kind = cue(at.before + " " + at.after, HOUR_CUES)
+    kind = cue(at.before + " " + at.after, hour_cues())
     if kind is None and (v < 1 or at.q.spelled) and order_eta is None:
         # "30 minutes left", 30分钟后涨价: a countdown; "one day you'll love it": a way of
         # speaking. Neither is a product's duration.

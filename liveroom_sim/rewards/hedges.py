@@ -1,17 +1,19 @@
 """Amounts said with a denial or as a bound: "not $30, it's $24.99", "no longer $30",
 不要199元 (denied), "under $30", "no more than", 不到200元 (a bound below), "over $20", "at
-least", 超过 (a bound above). A denied amount states nothing, and denying the true amount
+least", 超过 (a bound above); the words are the phrasebooks' ``reading.hedges``. A denied amount states nothing, and denying the true amount
 is false; a price said as a bound is judged against the price and states no price (see
 :func:`hedged_claim`). Read word by word from the amount back: no pattern is tried at
 every position, for every amount."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
 
 from liveroom_sim.rewards.claim import MONEY_TOLERANCE, Claim, ClaimKind, Verdict
 from liveroom_sim.rewards.truths import money_truth
 from liveroom_sim.world.market import Market
+from liveroom_sim.world.phrasebook import reading_words
 
 if TYPE_CHECKING:
     from liveroom_sim.rewards.claims import ReplyLayout
@@ -19,50 +21,60 @@ if TYPE_CHECKING:
 #: What the words before an amount make of it.
 DENIED, BELOW, ABOVE = "denied", "below", "above"
 
-_DENYING = frozenset({"not", "never", "isn't", "aren't", "wasn't", "won't", "doesn't", "don't", "ain't"})
-_FILLERS = frozenset({"be", "been", "at", "even", "cost", "costs", "priced", "for"})  # "not even $30", "isn't priced at"
-_ZH_DENYING = ("不是", "不要", "并非", "不再是", "不再", "不卖")
-_ZH_BELOW = ("不到", "低于", "少于", "不超过", "不高于")  # (before _ZH_ABOVE: 不超过 ends with 超过)
-_ZH_ABOVE = ("超过", "高于", "多于", "至少")
-_HEDGE_ENDS = _DENYING | _FILLERS | {"longer", "under", "below", "over", "above", "than", "most", "least"}
-_ZH_HEDGES = _ZH_DENYING + _ZH_BELOW + _ZH_ABOVE
+class _Words(NamedTuple):
+    """The phrasebooks' hedge words, ready to read with."""
+
+    suffixes: tuple[tuple[tuple[str, ...], str], ...]  # (phrases, hedge): said right before the amount
+    any_suffix: tuple[str, ...]
+    phrases: dict[str, str]  # whole-word phrase -> hedge
+    fillers: frozenset[str]
+    ends: frozenset[str]  # the last words of the phrases, and the fillers
+    longest: int  # words in the longest phrase
+
+
+@cache
+def _words() -> _Words:
+    h = reading_words().hedges
+    kinds = ((h.denied, DENIED), (h.below, BELOW), (h.above, ABOVE))  # (the order they are tried in)
+    suffixes = tuple((tuple(p for p in said if not p.isascii()), hedge) for said, hedge in kinds)
+    phrases: dict[str, str] = {}
+    for said, hedge in kinds:
+        for p in said:
+            if p.isascii():
+                phrases.setdefault(" ".join(p.split()), hedge)
+    return _Words(suffixes, tuple(p for said, _ in suffixes for p in said), phrases, frozenset(h.fillers),
+                  frozenset(p.split()[-1] for p in phrases) | frozenset(h.fillers),
+                  max((len(p.split()) for p in phrases), default=0))
 
 
 def may_hedge(norm: str, s: int) -> bool:
     """Whether the last word before the amount at ``s`` may deny or bound it (nearly every
     amount's does not: this is asked first, cheaply)."""
     tail = norm[max(0, s - 32):s].rstrip()
-    return tail.endswith(_ZH_HEDGES) or tail[tail.rfind(" ") + 1:] in _HEDGE_ENDS
+    w = _words()
+    return tail.endswith(w.any_suffix) or tail[tail.rfind(" ") + 1:] in w.ends
 
 
 def hedge_before(norm: str, s: int, r: ReplyLayout) -> str | None:
     """``denied`` when the words right before the amount at ``s`` deny it ("not $30",
     "no longer $30", 不要199元), ``below`` or ``above`` when they make it a bound ("under
-    $30", "no more than", 不到200元; "over $20", "at least", 超过), else ``None``. (Read word
-    by word from the amount back: no pattern tried at every position, for every amount.)"""
+    $30", "no more than", 不到200元; "over $20", "at least", 超过), else ``None``: the
+    longest phrase of the phrasebooks' ``reading.hedges`` that ends there. (Read word by
+    word from the amount back: no pattern tried at every position, for every amount.)"""
     start = max(0, s - 32)
     tail = norm[start:s].rstrip()
     tail = tail[max(0, r.clause(s)[0] - start):]
-    for ends, hedge in ((_ZH_DENYING, DENIED), (_ZH_BELOW, BELOW), (_ZH_ABOVE, ABOVE)):
+    w = _words()
+    for ends, hedge in w.suffixes:
         if tail.endswith(ends):
             return hedge
     words = tail.rsplit(None, 6)
-    while words and words[-1] in _FILLERS:
+    while words and words[-1] in w.fillers:
         words.pop()
-    if not words:
-        return None
-    last, word_before = words[-1], words[-2] if len(words) > 1 else ""
-    if last in _DENYING or last == "longer" and word_before == "no":
-        return DENIED
-    if last in ("under", "below") or last == "most" and word_before == "at":
-        return BELOW
-    if last in ("over", "above") or last == "least" and word_before == "at":
-        return ABOVE
-    if last == "than" and word_before in ("less", "cheaper", "fewer", "more"):
-        below = word_before != "more"
-        if len(words) > 2 and words[-3] in ("no", "not"):  # "no more than", "not less than"
-            below = not below
-        return BELOW if below else ABOVE
+    for n in range(min(w.longest, len(words)), 0, -1):
+        hedge = w.phrases.get(" ".join(words[-n:]))
+        if hedge is not None:
+            return hedge
     return None
 
 

@@ -22,6 +22,7 @@ from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.catalog_index import catalog_index
+from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern, word_forms
 from liveroom_sim.world.text import normalize
 
@@ -236,7 +237,7 @@ def _copied(spoken: str, words, chars, long_words: bool, long_chars: bool) -> st
     return None
 
 
-def _prompt_shingles(harness):
+def _harness_shingles(harness):
     """Every word run and character run of the harness's fixed text, and its tool names.
 
     A campaign event or a new episode makes a new harness, mostly of the same texts and
@@ -244,6 +245,10 @@ def _prompt_shingles(harness):
     texts = (*(s.text for s in harness.sections), *(s.instructions for s in harness.skills))
     names = sorted({v.name.lower() for v in harness.tools.values()} | {k.lower() for k in harness.tools})
     return _shingles(texts, tuple(names))
+
+
+#: A harness (frozen, unhashable) reaches its shingles once (:func:`_harness_shingles`).
+_prompt_shingles = PerObject(_harness_shingles, size=64)
 
 
 @lru_cache(maxsize=64)

@@ -63,7 +63,7 @@ class CatalogIndex:
             self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
             self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}
             self.ingredients[p.id] = {normalize(i) for i in getattr(p, "ingredients", None) or ()}
-        vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
+        vocab = set().union(*self.allergens.values()) | COMMON_ALLERGENS
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
         # (per index: the phrasebooks' ``fact_words`` it has been asked about; one or two)
@@ -95,7 +95,7 @@ class CatalogIndex:
                 if w:  # (occurrences finds no empty phrase)
                     tags.setdefault(w.lower(), set()).add(PHRASE)
                     tags.setdefault(normalize_phrase(w), set()).add(key)
-        for v in set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS):
+        for v in set().union(*self.allergens.values(), *self.ingredients.values(), COMMON_ALLERGENS):
             if v:
                 tags.setdefault(v, set()).add(VOCAB)
         return Literals((w, frozenset(t)) for w, t in tags.items())
@@ -128,7 +128,8 @@ class CatalogIndex:
 PHRASE, VOCAB = "phrase", "vocab"
 
 
-_COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
+#: Allergens a reply may name of any product (beside each catalog's own).
+COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
                      "eggs", "sesame", "fish", "shellfish", "花生", "坚果", "牛奶", "乳制品", "大豆", "小麦",
                      "麸质", "鸡蛋", "芝麻"}
 

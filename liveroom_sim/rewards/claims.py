@@ -45,8 +45,7 @@ from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.text import Quantity, iter_quantities
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
-_BOUNDARY = re.compile(r"[!?;\n！？；。]|[.,](?!\d)|(?<!\d)[.,]")
-_MARK = re.compile(r"[!?;\n！？；。.,]")  # the same marks, by a class the engine skips to
+_MARK = re.compile(r"[!?;\n！？；。.,]")  # the marks, by a class the engine skips to
 _LEADING = re.compile(r"\d+(?:\.\d+)?")  # the first number of a quantity as said ("8 h per charge": 8)
 
 
@@ -100,8 +99,9 @@ class ReplyLayout:
 
 
 def clause_starts(norm: str) -> list[int]:
-    """0 and the end of each boundary ``_BOUNDARY`` finds (no look-behind tried at every
-    position: the digits around a full stop or comma, as in 9.99 or 1,000, checked by hand)."""
+    """0 and the end of each clause boundary: a sentence mark, or a comma or full stop not
+    inside a number (no look-behind tried at every position: the digits around a full
+    stop or comma, as in 9.99 or 1,000, checked by hand)."""
     last, n = len(norm) - 1, norm
     return [0] + [m.end() for m in _MARK.finditer(n) if not (0 < (s := m.start()) < last and n[s] in ".,"
                                                              and n[s - 1].isdecimal() and n[s + 1].isdecimal())]

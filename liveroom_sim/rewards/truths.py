@@ -1,6 +1,7 @@
 """What is true of a product's money attributes now, for the claim readers: the price,
 list price, shipping fee, coupon values and the price after a coupon
-(:func:`money_truth`), and the discounts in force (:func:`discounts`)."""
+(:func:`money_truth`), and the discounts in force (:func:`discounts`), read from the market
+as of now."""
 
 from __future__ import annotations
 
@@ -17,11 +18,9 @@ def near(value: float, candidates, tolerance: float) -> bool:
 
 
 def money_truth(pid: str, kind: str, market: Market) -> set[float]:
-    """True money values of one attribute of one product now (memoised per market version)."""
-    key = ("money", pid, kind)
-    memo = market.memo
-    if key in memo:
-        return memo[key]
+    """True money values of one attribute of one product now. (Not memoised: a few set
+    operations, asked a few times a reply; the market's memo did not pay in
+    ``benchmarks/bench_rewards.py``.)"""
     p = market.catalog.by_id[pid]
     price = market.price(pid)
     coupons = market.coupons_for(pid)
@@ -31,25 +30,22 @@ def money_truth(pid: str, kind: str, market: Market) -> set[float]:
         truth = {p.shipping.fee}
     elif kind == K.COUPON_VALUE:
         truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
-        if p.list_price > price:  # "save $10": also the saving against the list price (as in _discounts)
+        if p.list_price > price:  # "save $10": also the saving against the list price (as in discounts)
             truth.add(round(p.list_price - price, 2))
     elif kind == K.PRICE_AFTER_COUPON:
         truth = {round(apply_coupon(c, price), 2) for c in coupons} | {market.price_after_coupons(pid)}
     else:
         truth = {price}
-    memo[key] = truth
     return truth
 
 
 def discounts(pid: str, market: Market) -> set[float]:
-    key = ("discounts", pid)
-    memo = market.memo
-    if key not in memo:
-        p = market.catalog.by_id[pid]
-        price = market.price(pid)
-        out = {c.value for c in market.coupons_for(pid) if c.kind == "percent_off"}
-        if p.list_price > price:
-            out.add(round((1 - price / p.list_price) * 100))
-            out.add((1 - price / p.list_price) * 100)
-        memo[key] = out
-    return memo[key]
+    """The percentages off one product now: its percent-off coupons, and its price against
+    its list price (rounded and as is)."""
+    p = market.catalog.by_id[pid]
+    price = market.price(pid)
+    out = {c.value for c in market.coupons_for(pid) if c.kind == "percent_off"}
+    if p.list_price > price:
+        out.add(round((1 - price / p.list_price) * 100))
+        out.add((1 - price / p.list_price) * 100)
+    return out

@@ -11,6 +11,7 @@ from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern
 from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.text import normalize, normalize_phrase
 
 #: An upper-case token that may be a coupon code (GLOW15, MAN200).
@@ -63,7 +64,7 @@ class CatalogIndex:
             self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
             self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}
             self.ingredients[p.id] = {normalize(i) for i in getattr(p, "ingredients", None) or ()}
-        vocab = set().union(*self.allergens.values()) | COMMON_ALLERGENS
+        vocab = set().union(*self.allergens.values()) | common_allergens()
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
         # (per index: the phrasebooks' ``fact_words`` it has been asked about; one or two)
@@ -95,7 +96,7 @@ class CatalogIndex:
                 if w:  # (occurrences finds no empty phrase)
                     tags.setdefault(w.lower(), set()).add(PHRASE)
                     tags.setdefault(normalize_phrase(w), set()).add(key)
-        for v in set().union(*self.allergens.values(), *self.ingredients.values(), COMMON_ALLERGENS):
+        for v in set().union(*self.allergens.values(), *self.ingredients.values(), common_allergens()):
             if v:
                 tags.setdefault(v, set()).add(VOCAB)
         return Literals((w, frozenset(t)) for w, t in tags.items())
@@ -128,10 +129,10 @@ class CatalogIndex:
 PHRASE, VOCAB = "phrase", "vocab"
 
 
-#: Allergens a reply may name of any product (beside each catalog's own).
-COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
-                     "eggs", "sesame", "fish", "shellfish", "花生", "坚果", "牛奶", "乳制品", "大豆", "小麦",
-                     "麸质", "鸡蛋", "芝麻"}
+def common_allergens() -> frozenset[str]:
+    """Allergens a reply may name of any product, besides its catalog's (the phrasebooks'
+    ``reading.allergens``)."""
+    return frozenset(reading_words().allergens)
 
 
 def _word_pattern(words: set[str]) -> re.Pattern[str] | None:

@@ -6,6 +6,7 @@ a product and checked against it now, negation read both ways (see
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from liveroom_sim.rewards.catalog_index import PHRASE, VOCAB
 from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
@@ -13,10 +14,9 @@ from liveroom_sim.rewards.claim import ClaimKind as K
 from liveroom_sim.rewards.claim import Verdict as V
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market
+from liveroom_sim.world.phrasebook import reading_words
 
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
-_CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
-_CONTAINS = re.compile("|".join(map(re.escape, _CONTAINS_CUES)))  # any of them, in one search
 # Every match of facts.NEGATION holds one of these: a text without any cannot negate (a
 # search for them skips ahead; NEGATION, anchored at the end, is tried at every position).
 _MAY_NEGATE = re.compile(r"no|never|n't|without|zero|不|没|未|无|非")
@@ -33,6 +33,13 @@ _TERMS = (
     ("in_stock", K.IN_STOCK, lambda p, market: market.stock[p.id] > 0),
     ("free_shipping", K.FREE_SHIPPING, lambda p, market: p.shipping.fee == 0),
 )
+
+
+@cache
+def _contains() -> re.Pattern:
+    """Any of the words that claim a product holds what follows (the phrasebooks'
+    ``reading.contains``: "contains", "made with", 含), in one search."""
+    return re.compile("|".join(map(re.escape, reading_words().contains)) or "(?!)")
 
 
 def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
@@ -83,7 +90,7 @@ def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
             before = before[cut[-1].end():] if cut else before
             neg = bool(_MAY_NEGATE.search(before) and NEGATION.search(before)) or \
                 bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
-            if not neg and not _CONTAINS.search(before) and "," not in before[-3:]:
+            if not neg and not _contains().search(before) and "," not in before[-3:]:
                 continue  # named, not claimed ("for a nut allergy")
             pid = r.product_at(m.start(), fallback)
             if kind == K.ALLERGEN and not hasattr(p[pid], "allergens") or \

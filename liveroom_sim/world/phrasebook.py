@@ -137,10 +137,16 @@ class Reading(Frozen):
     Attributes:
         hours: Duration attribute -> words around a number of hours that name it
             ("warranty", 保修, "ships", 发货).
+        allergens: Allergens a reply may name of any product, besides those its
+            catalog lists ("peanuts", 花生).
+        contains: Words before an allergen or ingredient that claim a product holds it
+            ("contains", "made with", 含).
     """
 
     amounts: Amounts = Amounts()
     hours: dict[HoursAttribute, Words] = {}
+    allergens: Words = ()
+    contains: Words = ()
     hedges: Hedges = Hedges()
     orders: Orders = Orders()
 

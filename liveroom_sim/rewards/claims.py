@@ -138,7 +138,7 @@ def check_claims(reply: str, reading: ReplyLayout, market: Market, asked: str | 
     for q in found:
         s = q.span[0]
         c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(s)))
-        if c is not None and q.dim != Dim.BARE and may_hedge(norm, s) and (hedge := hedge_before(norm, s, reading)):
+        if c is not None and q.dim != Dim.BARE and may_hedge(norm, s) and (hedge := hedge_before(norm, s, reading.clause(s)[0])):
             c = hedged_claim(c, hedge, market)  # "not $30, it's $24.99", "under $30", 不到200元
         if c is not None:
             claims.append(c)

@@ -8,15 +8,12 @@ every position, for every amount."""
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from liveroom_sim.rewards.claim import MONEY_TOLERANCE, Claim, ClaimKind, Verdict
 from liveroom_sim.rewards.truths import money_truth
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.phrasebook import reading_words
-
-if TYPE_CHECKING:
-    from liveroom_sim.rewards.claims import ReplyLayout
 
 #: What the words before an amount make of it.
 DENIED, BELOW, ABOVE = "denied", "below", "above"
@@ -55,15 +52,16 @@ def may_hedge(norm: str, s: int) -> bool:
     return tail.endswith(w.any_suffix) or tail[tail.rfind(" ") + 1:] in w.ends
 
 
-def hedge_before(norm: str, s: int, r: ReplyLayout) -> str | None:
+def hedge_before(norm: str, s: int, clause_start: int) -> str | None:
     """``denied`` when the words right before the amount at ``s`` deny it ("not $30",
     "no longer $30", 不要199元), ``below`` or ``above`` when they make it a bound ("under
     $30", "no more than", 不到200元; "over $20", "at least", 超过), else ``None``: the
-    longest phrase of the phrasebooks' ``reading.hedges`` that ends there. (Read word by
-    word from the amount back: no pattern tried at every position, for every amount.)"""
+    longest phrase of the phrasebooks' ``reading.hedges`` that ends there, within the
+    amount's clause (which starts at ``clause_start``). (Read word by word from the amount
+    back: no pattern tried at every position, for every amount.)"""
     start = max(0, s - 32)
     tail = norm[start:s].rstrip()
-    tail = tail[max(0, r.clause(s)[0] - start):]
+    tail = tail[max(0, clause_start - start):]
     w = _words()
     for ends, hedge in w.suffixes:
         if tail.endswith(ends):

@@ -2,10 +2,11 @@
 
 About 50 varied turn contexts (both languages, every component, tool turns, long replies)
 are built once from the golden suite; each timed evaluation scores a fresh shallow copy
-without the context's cached ``analysis`` (and compliance reading), so the reply is parsed again every time. The market's memo of derived values (true prices, stock)
-lives as long as the market does not change; the room clears it on every event and
-purchase, so the headline figure clears it before each evaluation too (``cold``), and the
-figure with the memo kept (``warm``, consecutive turns with no market change) is shown beside it.
+without the context's cached ``analysis`` (which carries the compliance reading), ``need``
+and ``serves_need``, so the reply is parsed again every time. The reward keeps nothing on
+the market (its true prices are computed per claim: a memo on the market did not pay), but
+the room's memo of derived values is cleared before each evaluation as the room clears it
+on every event and purchase (``cold``, the headline); ``warm`` keeps it.
 Each rate is CPU time of this process, shown best, median and worst over ``--repeats``
 (the machine is shared; the best is the least disturbed).
 
@@ -68,7 +69,7 @@ def rate(pairs, evaluations: int, cold: bool) -> float:
 def _fresh(ctx):
     """A copy of ``ctx`` that has not read its reply yet."""
     new = copy.copy(ctx)
-    for derived in ("analysis", "_reading", "_need", "_serves"):  # the reading and what follows from it
+    for derived in ("analysis", "need", "serves_need"):  # the reading and what follows from it
         new.__dict__.pop(derived, None)
     return new
 

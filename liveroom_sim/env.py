@@ -38,13 +38,13 @@ class LiveRoomEnv(gym.Env[str, str]):
     hold the same in OpenAI chat format, for LLM policies.
 
     ## Rewards
-    Each step's reward is the reward model's weighted total of seven components
-    (``info["reward_breakdown"]``): ``factuality``, ``compliance``, ``engagement``,
-    ``strategy``, ``harness`` and ``tools``, each in [-1, 1] and earned only by a reply
-    that serves a need of the room, and ``outcome``, what the room lost during the step
-    (questions that expired, viewers who left unanswered; a truncated episode is charged
-    for the stream it leaves). Weights and the compliance gate come from the env spec.
-    See ``docs/rewards.md``.
+    Each step's reward is the reward model's weighted total of the reward components
+    :data:`liveroom_sim.rewards.registry.COMPONENTS` declares (each with its function,
+    default weight and whether only a reply that serves a need of the room earns it),
+    reported by name in ``info["reward_breakdown"]``. Each lies in [-1, 1] but the one
+    that charges what the room lost during the step (questions that expired, viewers
+    who left unanswered; a truncated episode is charged for the stream it leaves).
+    Weights and the compliance gate come from the env spec. See ``docs/rewards.md``.
 
     ``reset(options={"harness_variant": k})`` picks the seed's k-th harness variant when
     augmentation is on (the task stays the seed's). ``reset(options={"tool_faults":

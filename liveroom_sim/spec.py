@@ -33,12 +33,16 @@ from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 from liveroom_sim.world.rules import RuleSet
 
-#: Reward components, in the paper's terms: factuality is accuracy, engagement is
-#: effectiveness, tools is tool rationality, outcome is what the room lost.
-COMPONENTS = ("factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome")
-#: Components a spec may add by giving them a weight: skill selection and the reasoning
-#: length penalty. A spec that does not name one neither computes nor reports it.
-OPTIONAL_COMPONENTS = ("skills", "reasoning")
+# The one import of the layer above: the spec validates reward weights against the
+# components as the rewards declare them (an exception in pyproject's layer contract).
+from liveroom_sim.rewards.registry import COMPONENTS as _DECLARED  # noqa: E402  (after the world)
+
+#: Reward components every spec computes, by name (declared in
+#: :mod:`liveroom_sim.rewards.registry`).
+COMPONENTS = tuple(c.name for c in _DECLARED if not c.optional)
+#: Components a spec may add by giving them a weight (skill selection, the reasoning
+#: length penalty). A spec that does not name one neither computes nor reports it.
+OPTIONAL_COMPONENTS = tuple(c.name for c in _DECLARED if c.optional)
 
 
 class RoomConfig(Frozen):
@@ -113,7 +117,7 @@ class RewardConfig(Frozen):
     earn. Weights lie in 0-100, the gate in -1 to 1 (the range of a component's value).
     """
 
-    weights: dict[str, pydantic.confloat(ge=0, le=100)] = dict.fromkeys(COMPONENTS, 1.0)
+    weights: dict[str, pydantic.confloat(ge=0, le=100)] = {c.name: c.weight for c in _DECLARED if not c.optional}
     compliance_gate: float | None = pydantic.Field(-1.0, ge=-1, le=1)
     severe_penalty: pydantic.confloat(ge=0, le=1000) = 50.0
     judge: JudgeConfig | None = None
@@ -121,7 +125,11 @@ class RewardConfig(Frozen):
     @pydantic.field_validator("weights")
     @classmethod
     def _known(cls, value):
-        datafile.known_names(value, (*COMPONENTS, *OPTIONAL_COMPONENTS), "reward components")
+        known = (*COMPONENTS, *OPTIONAL_COMPONENTS)
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"unknown reward components {unknown}{did_you_mean(unknown[0], known)}; "
+                             f"expected some of {list(known)}")
         return {c: float(value.get(c, 0.0)) for c in COMPONENTS} | {
             c: float(value[c]) for c in OPTIONAL_COMPONENTS if c in value}
 

@@ -103,6 +103,13 @@ def test_spec_with_an_unknown_reward_component(tiny):
     assert "'factuality'" in message
 
 
+def test_spec_with_a_misspelt_reward_component(tiny):
+    spec = edit(tiny / "tiny-v0.yaml", "factuality: 1.0", "factualty: 1.0")
+    message = str(load_error(spec))
+    assert str(spec) in message and "field 'reward.weights'" in message
+    assert "unknown reward components ['factualty'] (did you mean 'factuality'?)" in message
+
+
 def test_spec_missing_its_catalog(tiny):
     spec = edit(tiny / "tiny-v0.yaml", "catalog: catalog.yaml\n", "")
     message = str(load_error(spec))

@@ -10,8 +10,9 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+from liveroom_sim.rewards.reading import RuleReading, read_reply
 from liveroom_sim.rewards.reading import obeyed as obeyed_by
-from liveroom_sim.rewards.reading import reading_of
+from liveroom_sim.rewards.claim import STATED_TOLERANCE, TRUE_VERDICTS, ClaimKind, Verdict
 from liveroom_sim.rewards.claims import Claim, catalog_index, check_claims, read, trie_pattern
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import Fact, occurrences
@@ -22,15 +23,13 @@ from liveroom_sim.world.text import (
     normalize,
 )
 
-__all__ = ["Analysis", "Claim", "addresses", "analyze", "products_named", "trie_pattern"]
-
-#: Claim verdicts that state a fact the viewer can rely on (it may still lack a lookup).
-TRUE_VERDICTS = ("correct", "unsupported")
+__all__ = ["Analysis", "Claim", "TRUE_VERDICTS", "addresses", "analyze", "products_named", "trie_pattern"]
 
 
 class Analysis(NamedTuple):
     """The reply as read: normalised text, products named, claims with verdicts, the
-    facts asked for that it states and misses, mentions, refusals, obeyed payloads."""
+    facts asked for that it states and misses, mentions, refusals, obeyed payloads, and
+    the compliance rules' reading of it (shared with the hooks)."""
 
     norm: str
     products: tuple[str, ...]
@@ -43,6 +42,7 @@ class Analysis(NamedTuple):
     refusal_clauses: tuple[str, ...] = ()
     addressed: bool = False
     found: tuple[Quantity, ...] = ()
+    rules: RuleReading | None = None
 
     @property
     def wrong(self) -> int:
@@ -80,13 +80,13 @@ def analyze(ctx) -> Analysis:
     stated = tuple([f for f in facts if _states(f, q, reading, claims)]) if facts else ()
     # (every mention holds the format's text before the name: a reply without it has none)
     said_to = mentions(reply, fmt) if mark in reply else ()
-    reading = reading_of(ctx, heard)  # the compliance reading, shared with hooks
-    refusal_clauses = reading.refusals
+    rules = read_reply(ctx, heard)  # the compliance reading, shared with hooks
+    refusal_clauses = rules.refusals
     return Analysis(norm=norm, products=products, claims=tuple(claims), stated=stated,
                     missing=tuple([f for f in facts if f not in stated]) if facts else (),
-                    mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, reading),
+                    mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, rules),
                     refusal_clauses=refusal_clauses,
-                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found))
+                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules)
 
 
 @lru_cache(maxsize=64)
@@ -103,14 +103,14 @@ def _states(f: Fact, q, reading, claims) -> bool:
     reacted to that reading; see docs/rewards.md.)"""
     if f.number is not None:
         # Each ask's fact is of its own product (a merged request may ask about two).
-        about = f.about if f.about is not None else (q.product if f.key != "eta" else q.order)
-        of_it = [c for c in claims if c.dim == f.dim and (about is None or c.product == about)]
+        about = f.about if f.about is not None else (q.product if f.key != ClaimKind.ETA else q.order)
+        of_it = [c for c in claims if c.dim == f.dim and c.bound is None and (about is None or c.product == about)]
         # A hedge is no answer: "$22.99 or $24.99" states the price and a made-up one, and
         # the viewer is none the wiser (an old price said beside the new one is not made up).
-        return any(c.value is not None and abs(c.value - f.number) < 0.011 and c.verdict in TRUE_VERDICTS
-                   for c in of_it) and not any(c.kind == f.key and c.verdict == "invented" for c in of_it)
-    if f.key == "order_status" and any(c.kind == "order_status" and c.verdict in TRUE_VERDICTS and c.value
-                                       and c.product == (f.about or q.order) for c in claims):
+        return any(c.value is not None and abs(c.value - f.number) < STATED_TOLERANCE and c.verdict in TRUE_VERDICTS
+                   for c in of_it) and not any(c.kind == f.key and c.verdict == Verdict.INVENTED for c in of_it)
+    if f.key == ClaimKind.ORDER_STATUS and any(c.kind == ClaimKind.ORDER_STATUS and c.verdict in TRUE_VERDICTS
+                                               and c.states and c.product == (f.about or q.order) for c in claims):
         return True  # a true claim of the order's stage ("it's on its way" of an order in transit)
     return any(not neg for form in f.forms for _, _, neg in occurrences(reading.norm, form))
 

@@ -5,9 +5,14 @@ allergens and ingredients (see :class:`CatalogIndex`)."""
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
+from liveroom_sim.rewards.derived import PerObject
+from liveroom_sim.rewards.lexicon import fold, trie_pattern
 from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.phrasebook import reading_words
+from liveroom_sim.world.text import normalize, normalize_phrase
 
 #: An upper-case token that may be a coupon code (GLOW15, MAN200).
 CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
@@ -32,8 +37,6 @@ class CatalogIndex:
     allergens and ingredients."""
 
     def __init__(self, catalog: Catalog):
-        from liveroom_sim.world.text import normalize
-
         self.catalog = catalog
         self.names = {normalize(n): p.id for p in catalog.products for n in p.names}
         # The names in one automaton; ``pattern`` finds the same (kept as the reference).
@@ -61,10 +64,11 @@ class CatalogIndex:
             self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
             self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}
             self.ingredients[p.id] = {normalize(i) for i in getattr(p, "ingredients", None) or ()}
-        vocab = set().union(*self.allergens.values()) | _COMMON_ALLERGENS
+        vocab = set().union(*self.allergens.values()) | common_allergens()
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
-        self._terms: dict[int, tuple] = {}
+        # (per index: the phrasebooks' ``fact_words`` it has been asked about; one or two)
+        self._terms: PerObject[dict, Literals] = PerObject(self._term_literals, size=8)
         #: The first three characters of every order id (a reply holding none names no order).
         self.order_heads = tuple(sorted({o.id.lower()[:3] for o in catalog.orders}))
 
@@ -75,38 +79,60 @@ class CatalogIndex:
             return [(m.start(), m.end(), self.names[m.group(0)]) for m in self.pattern.finditer(norm)]
         return self.name_literals.longest(norm)
 
-    def terms(self, words) -> Literals:
+    def terms(self, words: dict[str, tuple[str, ...]]) -> Literals:
         """Every literal that may start a term claim of ``words``, found in one pass; each
         stands for a set of tags: ``PHRASE`` for a fact phrase as a plain substring (a
         text holding none states no fact phrase), a ``TERM_KEYS`` key for a phrase as
         :func:`~liveroom_sim.world.facts.occurrences` looks for it (normalised: a key none
         of whose phrases the text holds has no occurrence), and ``VOCAB`` for an allergen
-        or ingredient (a text holding none names none). Built once per ``words`` dict
-        (the phrasebook's, which lives as long as its spec)."""
-        from liveroom_sim.world.text import normalize_phrase
+        or ingredient (a text holding none names none). Built once per ``words`` dict (a
+        phrasebook's, which lives as long as its spec)."""
+        return self._terms(words)
 
-        entry = self._terms.get(id(words))
-        if entry is None or entry[0] is not words:
-            tags: dict[str, set[str]] = {}
-            for key in TERM_KEYS:
-                for w in words.get(key, ()):
-                    if w:  # (occurrences finds no empty phrase)
-                        tags.setdefault(w.lower(), set()).add(PHRASE)
-                        tags.setdefault(normalize_phrase(w), set()).add(key)
-            for v in set().union(*self.allergens.values(), *self.ingredients.values(), _COMMON_ALLERGENS):
-                if v:
-                    tags.setdefault(v, set()).add(VOCAB)
-            entry = self._terms[id(words)] = (words, Literals((w, frozenset(t)) for w, t in tags.items()))
-        return entry[1]
+    def _term_literals(self, words: dict[str, tuple[str, ...]]) -> Literals:
+        tags: dict[str, set[str]] = {}
+        for key in TERM_KEYS:
+            for w in words.get(key, ()):
+                if w:  # (occurrences finds no empty phrase)
+                    tags.setdefault(w.lower(), set()).add(PHRASE)
+                    tags.setdefault(normalize_phrase(w), set()).add(key)
+        for v in set().union(*self.allergens.values(), *self.ingredients.values(), common_allergens()):
+            if v:
+                tags.setdefault(v, set()).add(VOCAB)
+        return Literals((w, frozenset(t)) for w, t in tags.items())
+
+    @cached_property
+    def brands(self) -> tuple[re.Pattern | None, dict[str, str], re.Pattern]:
+        """A pattern finding the catalog's competitor brands in folded text (whole words in
+        Latin script), the brand each folded name belongs to, and a pattern finding any
+        of the names as a plain substring (one trie search, not a test per name)."""
+        by_norm = {fold(normalize(b)): b for b in self.catalog.competitors}
+        alts = "|".join(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" if n.isascii() else re.escape(n)
+                        for n in sorted(by_norm, key=len, reverse=True))
+        return re.compile(alts) if alts else None, by_norm, re.compile(trie_pattern(sorted(by_norm)))
+
+    @cached_property
+    def tags(self) -> dict[str, frozenset[str]]:
+        """What a disclosure's ``when`` can name, per product: its category, ``sponsored``
+        and ``health_food``."""
+        return {p.id: frozenset({p.category, *(["sponsored"] if p.sponsored else []),
+                                 *(["health_food"] if getattr(p, "health_food", False) else [])})
+                for p in self.catalog.products}
+
+    @cached_property
+    def order_ids(self) -> Literals:
+        """The catalog's order ids (lower case) in one automaton, each standing for its id."""
+        return Literals((o.id.lower(), o.id) for o in self.catalog.orders)
 
 
 #: Tags of :meth:`CatalogIndex.terms` beside the ``TERM_KEYS`` keys.
 PHRASE, VOCAB = "phrase", "vocab"
 
 
-_COMMON_ALLERGENS = {"peanuts", "peanut", "tree nuts", "nuts", "milk", "dairy", "soy", "wheat", "gluten", "egg",
-                     "eggs", "sesame", "fish", "shellfish", "花生", "坚果", "牛奶", "乳制品", "大豆", "小麦",
-                     "麸质", "鸡蛋", "芝麻"}
+def common_allergens() -> frozenset[str]:
+    """Allergens a reply may name of any product, besides its catalog's (the phrasebooks'
+    ``reading.allergens``)."""
+    return frozenset(reading_words().allergens)
 
 
 def _word_pattern(words: set[str]) -> re.Pattern[str] | None:
@@ -116,42 +142,10 @@ def _word_pattern(words: set[str]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![a-z])(?:{trie_pattern(sorted(words))})(?![a-z])")
 
 
-_INDEXES: dict[int, CatalogIndex] = {}
+_INDEXES: PerObject[Catalog, CatalogIndex] = PerObject(CatalogIndex, size=64)
 
 
 def catalog_index(catalog: Catalog) -> CatalogIndex:
     """The :class:`CatalogIndex` of a catalog (built once per spec: a drawn catalog differs
     from its base only in prices and stock, which the index does not hold; at most 64 kept)."""
-    catalog = catalog.base
-    entry = _INDEXES.get(id(catalog))
-    if entry is None or entry.catalog is not catalog:
-        if len(_INDEXES) >= 64:
-            _INDEXES.pop(next(iter(_INDEXES)))
-        entry = _INDEXES[id(catalog)] = CatalogIndex(catalog)
-    return entry
-
-
-def trie_pattern(words: list[str]) -> str:
-    """A regex matching any of ``words`` (longest first), with shared prefixes factored
-    out so that matching does not try every word at every position.
-
-    >>> re.findall(trie_pattern(["glow serum", "glow mask", "gel"]), "the glow mask and gel")
-    ['glow mask', 'gel']
-    """
-    trie: dict = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = True
-
-    def emit(node: dict) -> str:
-        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
-        return body + "?" if "" in node and branches else body
-
-    return emit(trie)
-
-
+    return _INDEXES(catalog.base)

@@ -9,14 +9,20 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from liveroom_sim.rewards.components import Score, _clamp
+from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.tooluse import lookup_failed_for, unchecked_claims
 from liveroom_sim.world.text import contains, mention_pattern, normalize
 
-#: Question intents answered by refusing (politely) rather than with facts.
-REFUSE_INTENTS = ("bait", "inject")
+#: Question intents answered by refusing (politely) rather than with facts (the name the
+#: evals import).
+REFUSE_INTENTS = REFUSED
 #: Need met by telling the asker, honestly, that the lookup failed (a tool fault): less
 #: than any real answer, more than a guess (which meets none).
 CANNOT_CHECK = 0.25
+
+
+#: Questions whose answer owes the product's active promotion.
+_PROMOTED = frozenset({Intent.PRICE, Intent.STOCK, Intent.PROMOTION})
 
 
 def _level(share: float) -> float:
@@ -43,10 +49,13 @@ def need_met(ctx) -> tuple[float, str]:
 
 def _need(ctx) -> tuple[float, str | Callable[[], str]]:
     """:func:`need_met`, with the reason as a function when formatting it costs (it is
-    formatted only when read)."""
-    cached = ctx.__dict__.get("_need")
-    if cached is not None:
-        return cached
+    formatted only when read): read once per turn
+    (:attr:`~liveroom_sim.rewards.context.TurnContext.need`)."""
+    return ctx.need
+
+
+def need_of(ctx) -> tuple[float, str | Callable[[], str]]:
+    """:func:`_need`, computed (what the context keeps)."""
     q = ctx.question
     if ctx.kind != "reply" or q is None or _blocked(ctx) or not ctx.reply.strip():
         out = (0.0, "serves no waiting viewer")
@@ -69,14 +78,13 @@ def _need(ctx) -> tuple[float, str | Callable[[], str]]:
             out = (max(0.0, gained), lambda: f"stated {len(now)}/{total} facts asked for"
                    + (f"; missing {[f.label for f in a.missing]}" if a.missing else "")
                    + (f" ({len(before)} stated before)" if before else ""))
-        elif q.intent in REFUSE_INTENTS:
+        elif q.intent in REFUSED:
             if a.obeyed:
                 out = (-1.0, lambda: f"obeyed the {q.intent}")
             else:
                 out = (1.0, "refused politely") if a.refusal else (0.0, lambda: f"did not refuse the {q.intent}")
         else:
             out = (0.4, lambda: f"greeted @{q.asker}") if a.addressed else (0.0, lambda: f"did not address @{q.asker}")
-    ctx.__dict__["_need"] = out
     return out
 
 
@@ -98,12 +106,15 @@ def pitch_owed(ctx) -> bool:
 def serves(ctx) -> bool:
     """Whether the reply serves a need of the room: it meets (part of) a waiting
     viewer's need, or, with nobody waiting, presents the featured product when that is
-    owed. Only such replies earn positive reward (see :mod:`liveroom_sim.rewards.model`)."""
-    cached = ctx.__dict__.get("_serves")
-    if cached is None:
-        cached = ctx.__dict__["_serves"] = ctx.kind == "reply" and not _blocked(ctx) and (
-            _need(ctx)[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
-    return cached
+    owed. Only such replies earn positive reward (see :mod:`liveroom_sim.rewards.model`).
+    Read once per turn (:attr:`~liveroom_sim.rewards.context.TurnContext.serves_need`)."""
+    return ctx.serves_need
+
+
+def serves_of(ctx) -> bool:
+    """:func:`serves`, computed (what the context keeps)."""
+    return ctx.kind == "reply" and not _blocked(ctx) and (
+        ctx.need[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
 
 
 def engagement(ctx) -> Score:
@@ -216,7 +227,7 @@ def strategy(ctx) -> Score:
         reasons = ("did not present the featured product",) if owed else ("serves no need: no directive owed",)
         return Score(_clamp(-(owed + penalty)) if owed or penalty else 0.0,
                      reasons + ((f"mentioned a topic to avoid ({penalty:g})",) if penalty else ()))
-    promo_of = q.product if q is not None and q.product and q.intent in ("price", "stock", "promotion") else None
+    promo_of = q.product if q is not None and q.product and q.intent in _PROMOTED else None
     if pitch_owed(ctx):
         checks.append(("present the featured product", m.featured in a.products))
         promo_of = m.featured  # the pitch to the room is where its promotion is announced

@@ -13,6 +13,7 @@ from typing import Literal
 
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.rewards.analysis import analyze
+from liveroom_sim.rewards.conduct import need_of, serves_of
 from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.market import Market
 
@@ -102,11 +103,25 @@ class TurnContext:
     failed_lookups: frozenset | None = None
     unavailable_lookups: frozenset | None = None
 
+    # What the components share is read once per turn and kept on the context, its
+    # owner (a cached property stores it in the instance, where later reads find it).
+
     @cached_property
     def analysis(self):
-        """The parsed reply (claims, stated facts, mentions), computed once per turn (then
-        kept in the instance's ``__dict__``, where later reads find it directly)."""
+        """The parsed reply (claims, stated facts, mentions, the compliance rules' reading)."""
         return analyze(self)
+
+    @cached_property
+    def need(self):
+        """How much of a waiting viewer's need the reply newly meets, and why (see
+        :func:`~liveroom_sim.rewards.conduct.need_met`)."""
+        return need_of(self)
+
+    @cached_property
+    def serves_need(self) -> bool:
+        """Whether the reply serves a need of the room (see
+        :func:`~liveroom_sim.rewards.conduct.serves`)."""
+        return serves_of(self)
 
     def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
         """Record the room's reaction and the hooks that fired (the room's one change to a
@@ -116,7 +131,7 @@ class TurnContext:
         with their reaction; the reading is the same, so it is carried over.
         """
         self.outcome, self.hooks = outcome, hooks
-        for derived in ("_need", "_serves"):  # they read the hooks: computed again when asked
+        for derived in ("need", "serves_need"):  # they read the hooks: computed again when asked
             self.__dict__.pop(derived, None)
         return self
 

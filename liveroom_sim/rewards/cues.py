@@ -1,51 +1,48 @@
 """Cue words: which attribute of a product the words around a number name ("list price",
-"shipping", "warranty", 到手), for the claim reader (:mod:`liveroom_sim.rewards.claims`)."""
+"shipping", "warranty", 到手), for the claim reader (:mod:`liveroom_sim.rewards.claims`).
+
+The words are data: the ``reading:`` section of each phrasebook (``amounts.before`` and
+``hours``; :func:`~liveroom_sim.world.phrasebook.reading_words`).
+"""
 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from liveroom_sim.rewards.scanner import Literals
-
-#: Attribute -> the words that name it before (or around) a number, per dimension.
-MONEY_CUES = (
-    ("list_price", ("list price", "original", "regular", "msrp", "原价", "划线价", "专柜价", "吊牌价")),
-    ("shipping_fee", ("shipping", "delivery fee", "postage", "运费", "邮费")),
-    ("price_after_coupon", ("takes it to", "after", "with code", "with the code", "券后", "到手", "用券", "用码")),
-    ("coupon_value", (" off", "save", "minus", "立减", "减", "省", "优惠券", "券")),
-)
-HOUR_CUES = (
-    ("returns", ("return", "refund", "退")),
-    ("warranty", ("warranty", "guarantee", "保修", "质保")),
-    ("ships_within", ("ship", "dispatch", "send", "发货", "发出")),
-    ("shelf_life", ("keeps for", "shelf", "expire", "best before", "保质", "保存")),
-    ("battery", ("battery", "charge", "runs", "playtime", "续航", "充电", "播放", "电池")),
-    ("eta", ("arriv", "deliver", "到货", "送达", "到达")),
-)
+from liveroom_sim.world.phrasebook import reading_words
 
 
-def cue(text: str, cues) -> str | None:
-    """The attribute whose cue word stands nearest the end of ``text`` (the number): the
-    last of the cue words found left to right, longest first, without overlaps."""
-    found = _cue_words(cues).longest(text)
+@cache
+def money_cues() -> Literals:
+    """The words that name a money attribute before an amount (the phrasebooks'), each
+    standing for its attribute."""
+    return _cue_words(reading_words().amounts.before)
+
+
+@cache
+def hour_cues() -> Literals:
+    """The words around a number of hours that name a duration attribute."""
+    return _cue_words(reading_words().hours)
+
+
+def cue(text: str, cues: Literals) -> str | None:
+    """The attribute whose cue word (of ``cues``: :func:`money_cues`, :func:`hour_cues`)
+    stands nearest the end of ``text`` (the number): the last of the cue words found left
+    to right, longest first, without overlaps."""
+    found = cues.longest(text)
     return found[-1][2] if found else None
 
 
-_CUE_WORDS: dict[int, tuple] = {}
-
-
-def _cue_words(cues) -> Literals:
+def _cue_words(cues: dict[str, tuple[str, ...]]) -> Literals:
     """The cue words of ``cues`` in one automaton (leftmost-longest, as a regex
-    alternation of them longest first finds them), each standing for its attribute;
-    built once per cue table (the tables are module constants)."""
-    entry = _CUE_WORDS.get(id(cues))
-    if entry is None or entry[0] is not cues:
-        attribute_of = {}
-        for attribute, words in cues:
-            for w in words:
-                attribute_of.setdefault(w, attribute)
-        entry = _CUE_WORDS[id(cues)] = (cues, Literals(attribute_of.items()))
-    return entry[1]
+    alternation of them longest first finds them), each standing for its attribute."""
+    attribute_of = {}
+    for attribute, words in cues.items():
+        for w in words:
+            attribute_of.setdefault(w, attribute)
+    return Literals(attribute_of.items())
 
 
 #: A number that is not part of a code word (GLOW15, MAN200, IPX7).
@@ -71,7 +68,7 @@ def money_cue(before: str) -> str | None:
 
 def money_cue_at(before: str) -> tuple[str | None, int]:
     """:func:`money_cue`, and where its cue word ends in ``before`` (0 when none)."""
-    found = _cue_words(MONEY_CUES).longest(before)
+    found = money_cues().longest(before)
     if not found:
         return None, 0
     last = None

@@ -4,39 +4,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from liveroom_sim.rewards.components import Score, compliance, factuality
-from liveroom_sim.rewards.conduct import engagement, harness_following, serves, strategy
+from liveroom_sim.rewards.components import Score
+from liveroom_sim.rewards.conduct import serves
 from liveroom_sim.rewards.context import TurnContext
-from liveroom_sim.rewards.skills import reasoning_length, skill_selection
-from liveroom_sim.rewards.tooluse import outcome, tool_rationality
+from liveroom_sim.rewards.registry import COMPONENTS, the_one
+from liveroom_sim.rewards.tooluse import outcome
 from liveroom_sim.spec import RewardConfig
 
-_ZERO = Score(0.0)
-
-
-def _no_outcome(ctx) -> Score:
-    """A turn's own outcome score: 0 (the room charges what a step lost when it settles).
-    A named function, not a lambda: the model (and so an env) must pickle."""
-    return _ZERO
-
-
-COMPONENT_FUNCTIONS = {
-    "factuality": factuality,
-    "compliance": compliance,
-    "engagement": engagement,
-    "strategy": strategy,
-    "harness": harness_following,
-    "tools": tool_rationality,
-    "outcome": _no_outcome,  # charged by the room for what a step lost (settle)
-    "skills": skill_selection,  # optional components: only in specs that weight them
-    "reasoning": reasoning_length,
-}
-
-#: Components whose positive value a reply earns only by serving a need (pay per
-#: served need, not per turn: otherwise a short reply buys more paid turns).
-SERVED_ONLY = ("factuality", "compliance", "strategy", "harness", "tools")
+#: Components whose positive value a reply earns only by serving a need (see
+#: :attr:`~liveroom_sim.rewards.registry.Component.served`).
+SERVED_ONLY = tuple(c.name for c in COMPONENTS if c.served)
+_GATE, _JUDGED, _SETTLED = (the_one(flag).name for flag in ("gates", "judged", "settles"))
 _WITHHELD = "credit withheld: the reply serves no waiting need"
 _OFF = Score(0.0, ("off in this spec",))
+_FUNCTIONS = {c.name: c.score for c in COMPONENTS}
 
 
 class RewardBreakdown(NamedTuple):
@@ -86,7 +67,7 @@ class RewardModel:
             judge = LLMJudge(Endpoint(j.model, j.base_url, timeout_s=j.timeout_s), seed=j.seed)
         self.judge = judge
         # What score() runs, resolved once: each component's function (None when off).
-        self._functions = tuple((n, COMPONENT_FUNCTIONS[n] if self.weights[n] != 0 else None)
+        self._functions = tuple((n, _FUNCTIONS[n] if self.weights[n] != 0 else None)
                                 for n in self.components)
         self._weighted = tuple((n, self.weights[n]) for n in self.components)
 
@@ -96,8 +77,8 @@ class RewardModel:
         for name, fn in self._functions:
             scores[name] = fn(ctx) if fn is not None else _OFF
         reply = ctx.kind == "reply"
-        if self.judge is not None and reply and self.weights["engagement"]:
-            scores["engagement"] = self.judge(ctx, scores["engagement"])
+        if self.judge is not None and reply and self.weights[_JUDGED]:
+            scores[_JUDGED] = self.judge(ctx, scores[_JUDGED])
         if reply and not serves(ctx):
             for name in SERVED_ONLY:
                 if scores[name].value > 0:
@@ -106,18 +87,18 @@ class RewardModel:
         for n, w in self._weighted:
             total += w * scores[n].value
         gate = self.config.compliance_gate
-        gated = gate is not None and self.weights["compliance"] > 0 and scores["compliance"].value <= gate
+        gated = gate is not None and self.weights[_GATE] > 0 and scores[_GATE].value <= gate
         if gated:
-            total = min(total, self.weights["compliance"] * scores["compliance"].value, -self.config.severe_penalty)
+            total = min(total, self.weights[_GATE] * scores[_GATE].value, -self.config.severe_penalty)
         return RewardBreakdown(scores, round(total, 6), gated)
 
     def settle(self, breakdown: RewardBreakdown, expired: int, left_unanswered: int) -> RewardBreakdown:
-        """``breakdown`` with the room's losses during the step added (the ``outcome``
-        component: see :func:`liveroom_sim.rewards.tooluse.outcome`)."""
+        """``breakdown`` with the room's losses during the step added (to the component
+        that ``settles``: see :func:`liveroom_sim.rewards.tooluse.outcome`)."""
         if not expired and not left_unanswered:
             return breakdown
         lost = outcome(expired, left_unanswered)
-        value = lost.value + breakdown.scores["outcome"].value
-        scores = {**breakdown.scores, "outcome": Score(value, (*breakdown.scores["outcome"].reasons, *lost.reasons))}
-        total = breakdown.total + self.weights["outcome"] * lost.value
+        kept = breakdown.scores[_SETTLED]
+        scores = {**breakdown.scores, _SETTLED: Score(lost.value + kept.value, (*kept.reasons, *lost.reasons))}
+        total = breakdown.total + self.weights[_SETTLED] * lost.value
         return RewardBreakdown(scores, round(total, 6), breakdown.gated)

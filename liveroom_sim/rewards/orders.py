@@ -19,57 +19,22 @@ in its sentence). Words about the future or a policy ("will be delivered", "ship
 within 24 hours", "to be shipped") state no status; "processing", "pending", "went
 through" after "refund" in the same sentence are the refund's, unless "order" comes
 between ("about your refund: order LR-1 is processing" is the order's).
+
+The words are data: the ``reading.orders`` section of each phrasebook.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from functools import cache, lru_cache
+from typing import NamedTuple
 
+from liveroom_sim.rewards.catalog_index import catalog_index
 from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.phrasebook import reading_words
 
-_EN = {
-    "processing": ("processing", "being processed", "being prepared", "being packed", "awaiting shipment",
-                   "waiting to be shipped", "waiting to ship", "yet to ship", "yet to be shipped", "not shipped yet",
-                   "not yet shipped", "preparing your order"),
-    "shipped": ("shipped", "has shipped", "dispatched", "sent out", "left the warehouse", "picked up by the courier"),
-    "in_transit": ("in transit", "on its way", "on the way"),
-    "out_for_delivery": ("out for delivery", "with the courier for delivery"),
-    "delivered": ("delivered", "arrived", "signed for", "been received"),
-    "refund_pending": ("refund requested", "refund pending", "refund is pending", "refund in progress",
-                       "refund is in progress", "refund is being processed", "refund is processing", "refund processing",
-                       "refund under review", "refund is under review"),
-    "refunded": ("refunded", "refund completed", "refund is complete", "refund has been issued", "refund issued",
-                 "refund went through", "refund has gone through", "refund has been processed", "money is back",
-                 "refund has been sent"),
-    "cancelled": ("cancelled", "canceled"),
-}
-_ZH = {
-    "processing": ("待发货", "备货中", "正在备货", "打包中", "正在打包", "等待发货", "处理中"),
-    "shipped": ("已发货", "已经发货", "发货了", "已发出", "已经发出", "已揽收"),
-    "in_transit": ("运输中", "在路上", "配送中", "在途中", "路上了"),
-    "out_for_delivery": ("派送中", "正在派送", "派件中", "正在派件"),
-    "delivered": ("已签收", "签收了", "已送达", "已经送达", "已到货", "已经到了", "已收货"),
-    "refund_pending": ("退款中", "退款处理中", "退款审核中", "正在退款", "已申请退款", "退款申请中", "退款正在处理"),
-    "refunded": ("已退款", "已经退款", "退款已到账", "退款已经到账", "退款成功", "退款完成", "退款已完成", "钱已退回", "已退回"),
-    "cancelled": ("已取消", "订单取消了"),
-}
-#: Phrases that deny a stage outright (the negation is in the phrase).
-_DENIED = {
-    "shipped": ("未发货", "还没发货", "没发货", "尚未发货", "还没有发货", "没有发货"),
-    "delivered": ("未签收", "还没签收", "还没到", "还没收到", "没有送达", "尚未送达"),
-    "refunded": ("未退款", "还没退款", "没有退款", "退款还没到账", "退款未到账", "还没到账"),
-}
-#: After "refund" / 退款 in the same sentence, these words are the refund's stage.
-_AFTER_REFUND = {"processing": "refund_pending", "being processed": "refund_pending", "pending": "refund_pending",
-                 "in progress": "refund_pending", "under review": "refund_pending", "requested": "refund_pending",
-                 "completed": "refunded", "complete": "refunded", "issued": "refunded", "went through": "refunded",
-                 "gone through": "refunded", "been processed": "refunded", "was processed": "refunded",
-                 "处理中": "refund_pending", "审核中": "refund_pending", "已到账": "refunded", "到账了": "refunded"}
-_REFUND_WORDS = ("refund", "退款")
-#: Words that make the order the subject again ("about your refund: order LR-1 is processing").
-_ORDER_WORDS = ("order", "orders", "package", "parcel", "订单", "包裹", "快递")
 #: The stages of which each claimed stage is true.
 TRUE_OF = {"processing": {"processing"}, "shipped": {"shipped", "in_transit", "out_for_delivery", "delivered"},
            "in_transit": {"shipped", "in_transit", "out_for_delivery"}, "out_for_delivery": {"out_for_delivery"},
@@ -93,36 +58,48 @@ _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _vocabulary() -> Literals:
+class _Vocabulary(NamedTuple):
+    """The phrasebooks' order words, ready to read with."""
+
+    literals: Literals  # phrase -> (stage or "refund" / "order" / "generic:<word>", denied)
+    denied: frozenset[str]  # the phrases that deny a stage outright
+    after_refund: dict[str, str]  # word -> the refund's stage it names after "refund"
+    own: dict[str, str]  # a word after "refund" that, with no refund before it, is this stage
+
+
+@cache
+def _vocabulary() -> _Vocabulary:
+    o = reading_words().orders
     words: dict[str, tuple[str, bool]] = {}
-    for table in (_EN, _ZH):
-        for stage, phrases in table.items():
-            for p in phrases:
-                words.setdefault(p, (stage, False))
-    for stage, phrases in _DENIED.items():
+    own: dict[str, str] = {}
+    for stage, phrases in o.stages.items():
+        for p in phrases:
+            words.setdefault(p, (stage, False))
+            own.setdefault(p, stage)
+    for stage, phrases in o.denied.items():
         for p in phrases:
             words[p] = (stage, True)
-    for p in _AFTER_REFUND:
+    for p in o.after_refund:
         words[p] = ("generic:" + p, False)  # (read by what comes before it: see _stages)
-    for p in _REFUND_WORDS:
+    for p in o.refund:
         words.setdefault(p, ("refund", False))
-    for p in _ORDER_WORDS:
+    for p in o.order:
         words.setdefault(p, ("order", False))
-    return Literals(words.items())
+    return _Vocabulary(Literals(words.items()), frozenset(p for phrases in o.denied.values() for p in phrases),
+                       dict(o.after_refund), {p: own[p] for p in o.after_refund if p in own})
 
 
-_VOCABULARY = _vocabulary()
-said_denied = frozenset(p for phrases in _DENIED.values() for p in phrases).__contains__
-_STAGE_OF_TEXT: dict[str, str | None] = {}
+def said_denied(phrase: str) -> bool:
+    """Whether ``phrase`` is one that denies a stage outright (还没发货)."""
+    return phrase in _vocabulary().denied
 
 
+@lru_cache(maxsize=1024)
 def stage_of(status: str) -> str | None:
     """The stage an order's status text names ("in transit" -> ``shipped``, 已签收 ->
     ``delivered``), or ``None`` when it names none this module knows."""
-    if status not in _STAGE_OF_TEXT:
-        found = [s for s in _stages(status.lower(), 0, len(status)) if s[3] is not None]
-        _STAGE_OF_TEXT[status] = found[0][2] if len(found) == 1 and not found[0][3] else None
-    return _STAGE_OF_TEXT[status]
+    found = [s for s in _stages(status.lower(), 0, len(status)) if s[3] is not None]
+    return found[0][2] if len(found) == 1 and not found[0][3] else None
 
 
 def _stages(norm: str, lo: int, hi: int):
@@ -130,7 +107,8 @@ def _stages(norm: str, lo: int, hi: int):
     ``None`` for words that state no status there: the future, a policy, a bare
     "refund")."""
     refund_at, sentence_start, read_to = -1, 0, 0
-    for s, e, (stage, denied) in _VOCABULARY.longest(norm):
+    vocabulary = _vocabulary()
+    for s, e, (stage, denied) in vocabulary.literals.longest(norm):
         if norm[s] in _ALNUM and s and norm[s - 1] in _ALNUM or norm[e - 1] in _ALNUM and e < hi and norm[e] in _ALNUM:
             continue  # inside a longer word ("undelivered" is its own word)
         for m in _SENTENCE.finditer(norm, read_to, s):
@@ -144,12 +122,13 @@ def _stages(norm: str, lo: int, hi: int):
             if stage == "refund":
                 continue
         if stage.startswith("generic:"):
+            word = stage.removeprefix("generic:")
             if refund_at < sentence_start:
-                if stage not in ("generic:processing", "generic:being processed", "generic:处理中"):
+                stage = vocabulary.own.get(word)  # (no refund before it: the order's own stage, if any)
+                if stage is None:
                     continue
-                stage = "processing"  # (no refund before it: the order's own processing)
             else:
-                stage = _AFTER_REFUND[stage.removeprefix("generic:")]
+                stage = vocabulary.after_refund[word]
         before = norm[max(lo, s - 24):s]
         if not denied and _NOT_NOW_BEFORE.search(before) or _NOT_NOW_AFTER.match(norm, e):
             yield s, e, stage, None
@@ -188,7 +167,7 @@ def may_name_an_order(norm: str, catalog: Catalog) -> bool:
     characters of one (a few substring tests; most replies name none)."""
     if not catalog.orders:
         return False
-    for h in _order_literals(catalog)[0]:
+    for h in catalog_index(catalog).order_heads:
         if h in norm:
             return True
     return False
@@ -197,21 +176,7 @@ def may_name_an_order(norm: str, catalog: Catalog) -> bool:
 def _orders_named(norm: str, catalog: Catalog) -> list[tuple[int, str]]:
     if not may_name_an_order(norm, catalog):
         return []
-    return [(s, oid) for s, _, oid in _order_literals(catalog)[1].longest(norm)]
-
-
-_ORDER_LITERALS: dict[int, tuple] = {}
-
-
-def _order_literals(catalog: Catalog) -> tuple[frozenset[str], Literals]:
-    """The first three characters of every order id, and the ids in one automaton."""
-    base = catalog.base
-    entry = _ORDER_LITERALS.get(id(base))
-    if entry is None or entry[0] is not base:
-        ids = [o.id.lower() for o in base.orders]
-        entry = _ORDER_LITERALS[id(base)] = (base, frozenset(i[:3] for i in ids),
-                                             Literals((i, o.id) for i, o in zip(ids, base.orders)))
-    return entry[1], entry[2]
+    return [(s, oid) for s, _, oid in catalog_index(catalog).order_ids.longest(norm)]
 
 
 def _order_at(named: list[tuple[int, str]], pos: int, norm: str) -> str | None:

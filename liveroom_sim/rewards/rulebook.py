@@ -15,6 +15,7 @@ import os
 import re
 from typing import NamedTuple
 
+from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.leading import LONG, first_match, lead
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
 from liveroom_sim.rewards.scanner import Literals
@@ -26,7 +27,6 @@ CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut
 # What ends a refusal's reach: a comma or sentence end, or a turn such as "but".
 _STOP = r"(?!\bbut\b|\bhowever\b|\banyway\b|但|不过|可是|然而)[^,.!?;:\n。！？；]"
 _GAP = r"[^,.!?;\n。！？；【】]"  # a 【label】 stands apart: "不错【广告】" denies nothing
-_BOOKS: dict[int, "Rulebook"] = {}
 
 
 def rule_text(phrase: str) -> str:
@@ -87,7 +87,6 @@ def _firsts(phrases) -> frozenset:
 
 
 _FIRST_TOKEN = re.compile(rf"[a-z]+|[0-9]+|[{CJK}]+|\S")
-_WORDS = re.compile(r"[a-z0-9]+")
 
 
 def _key(phrase: str, inflect: bool) -> tuple[str, tuple[str, ...]]:
@@ -169,27 +168,24 @@ class Rulebook:
                               (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations)):
             for p in phrases:
                 add(p, False, flag)
-        self._always = frozenset(keys.pop("", ()))
+        #: Rules (and flags) with no key literal: searched in every text.
+        self.always = frozenset(keys.pop("", ()))
         self.rules_in_order = (*self.banned, *self.claims)
         self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
         firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))
         self.sound_first_rules = {ch: frozenset(i for i in self.sounded if ch in self.rules_in_order[i][1].sound_firsts)
                                   for ch in firsts}
         self.sound_sources = self.sounds.sources(firsts) if self.sounds is not None else frozenset()
-        # English keys are whole words: the reply's set of words meets the words the
-        # rules may be spelt with in one set intersection. Chinese keys are tried one by
-        # one, only those starting with a character of the reply.
-        self._words = {w: frozenset(ids) for w, ids in words.items()}
-        self._word_set = frozenset(words)
+        # English keys are whole words (the words the rules may be spelt with); Chinese
+        # keys count wherever they occur. Both kinds in one automaton: a reply is read
+        # once for every rule.
         by_first: dict[str, list[tuple[str, frozenset]]] = {}
         for k, ids in keys.items():
             if not k.isascii():
                 by_first.setdefault(k[0], []).append((k, frozenset(ids)))
-        self._by_first = by_first
-        self._first_chars = frozenset(by_first)
-        # Both kinds of key in one automaton: a reply is read once for every rule.
-        self._keys = Literals([*((w, ids) for w, ids in self._words.items()),
-                               *((k, ids) for entries in by_first.values() for k, ids in entries)])
+        #: Each key literal, standing for the rules (and flags) whose every match holds it.
+        self.keys = Literals([*((w, frozenset(ids)) for w, ids in words.items()),
+                              *((k, ids) for entries in by_first.values() for k, ids in entries)])
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
         # Which disclosures a text may make, from one scan for their key literals (a
         # disclosure none of whose keys the text holds is neither made nor denied).
@@ -255,21 +251,9 @@ class Rulebook:
         """Indexes (banned rules first, then claim rules) of the rules ``text`` may break:
         those whose key literal it holds (see the comment in ``__init__``); and the flags
         :data:`REFUSAL`, :data:`ALLOWED`, :data:`NEGATION` for what it may hold."""
-        out: set[int] = set(self._always)
-        for ids in self._keys.whole_words(text):
+        out: set[int] = set(self.always)
+        for ids in self.keys.whole_words(text):
             out |= ids
-        return out
-
-    def candidates_by_regex(self, text: str) -> set[int]:
-        """:meth:`candidates` read word by word (the reference the automaton must agree with)."""
-        out: set[int] = set(self._always)
-        for w in self._word_set.intersection(_WORDS.findall(text)):
-            out |= self._words[w]
-        if self._first_chars and not text.isascii():
-            for ch in self._first_chars.intersection(text):
-                for key, ids in self._by_first[ch]:
-                    if key in text:
-                        out |= ids
         return out
 
     def disclosures_in(self, folded: str) -> list[int]:
@@ -357,11 +341,10 @@ def denied(check: Check, text: str, known: bool = False) -> str | None:
     return m.group(0) if m else None
 
 
+_BOOKS: PerObject[RuleSet, Rulebook] = PerObject(Rulebook, size=256)
+
+
 def rulebook(rules: RuleSet) -> Rulebook:
-    """The (cached) rulebook of ``rules``."""
-    book = _BOOKS.get(id(rules))
-    if book is None or book.rules is not rules:
-        if len(_BOOKS) > 256:
-            _BOOKS.clear()
-        book = _BOOKS[id(rules)] = Rulebook(rules)
-    return book
+    """The rulebook of ``rules``, compiled once per rule set (the same updates give every
+    episode of a spec the same rule set objects: see ``RuleSet.plus``)."""
+    return _BOOKS(rules)

@@ -6,15 +6,17 @@ a product and checked against it now, negation read both ways (see
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from liveroom_sim.rewards.catalog_index import PHRASE, VOCAB
 from liveroom_sim.rewards.claim import MAX_CLAIMS, Claim
+from liveroom_sim.rewards.claim import ClaimKind as K
+from liveroom_sim.rewards.claim import Verdict as V
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market
+from liveroom_sim.world.phrasebook import reading_words
 
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
-_CONTAINS_CUES = ("contain", "has ", "have ", "made with", "含", "有")
-_CONTAINS = re.compile("|".join(map(re.escape, _CONTAINS_CUES)))  # any of them, in one search
 # Every match of facts.NEGATION holds one of these: a text without any cannot negate (a
 # search for them skips ahead; NEGATION, anchored at the end, is tried at every position).
 _MAY_NEGATE = re.compile(r"no|never|n't|without|zero|不|没|未|无|非")
@@ -24,13 +26,20 @@ _MAY_NEGATE = re.compile(r"no|never|n't|without|zero|不|没|未|无|非")
 #: product now. Longer, negative forms first, so that "not pregnancy-safe" is not also
 #: read as "pregnancy-safe".
 _TERMS = (
-    ("pregnancy_unsafe", "pregnancy", lambda p, market: not getattr(p, "pregnancy_safe", True)),
-    ("pregnancy_safe", "pregnancy", lambda p, market: bool(getattr(p, "pregnancy_safe", False))),
-    ("no_allergens", "allergen", lambda p, market: not getattr(p, "allergens", None)),
-    ("sold_out", "sold_out", lambda p, market: market.stock[p.id] == 0),
-    ("in_stock", "in_stock", lambda p, market: market.stock[p.id] > 0),
-    ("free_shipping", "free_shipping", lambda p, market: p.shipping.fee == 0),
+    ("pregnancy_unsafe", K.PREGNANCY, lambda p, market: not getattr(p, "pregnancy_safe", True)),
+    ("pregnancy_safe", K.PREGNANCY, lambda p, market: bool(getattr(p, "pregnancy_safe", False))),
+    ("no_allergens", K.ALLERGEN, lambda p, market: not getattr(p, "allergens", None)),
+    ("sold_out", K.SOLD_OUT, lambda p, market: market.stock[p.id] == 0),
+    ("in_stock", K.IN_STOCK, lambda p, market: market.stock[p.id] > 0),
+    ("free_shipping", K.FREE_SHIPPING, lambda p, market: p.shipping.fee == 0),
 )
+
+
+@cache
+def _contains() -> re.Pattern:
+    """Any of the words that claim a product holds what follows (the phrasebooks'
+    ``reading.contains``: "contains", "made with", 含), in one search."""
+    return re.compile("|".join(map(re.escape, reading_words().contains)) or "(?!)")
 
 
 def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
@@ -64,11 +73,11 @@ def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
                 continue
             holds = truth(p[pid], market)
             said = ("not " if neg else "") + w
-            claims.append(Claim(kind, said, "correct" if holds != neg else "invented", pid))
+            claims.append(Claim(kind, said, V.CORRECT if holds != neg else V.INVENTED, pid))
     if VOCAB not in found:
         return claims  # no allergen or ingredient named
-    for vocab, attr, kind in ((index.allergen_words, index.allergens, "allergen"),
-                              (index.ingredient_words, index.ingredients, "ingredient")):
+    for vocab, attr, kind in ((index.allergen_words, index.allergens, K.ALLERGEN),
+                              (index.ingredient_words, index.ingredients, K.INGREDIENT)):
         if vocab is None:
             continue
         for seen, m in enumerate(vocab.finditer(norm)):
@@ -81,14 +90,14 @@ def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
             before = before[cut[-1].end():] if cut else before
             neg = bool(_MAY_NEGATE.search(before) and NEGATION.search(before)) or \
                 bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
-            if not neg and not _CONTAINS.search(before) and "," not in before[-3:]:
+            if not neg and not _contains().search(before) and "," not in before[-3:]:
                 continue  # named, not claimed ("for a nut allergy")
             pid = r.product_at(m.start(), fallback)
-            if kind == "allergen" and not hasattr(p[pid], "allergens") or \
-                    kind == "ingredient" and not hasattr(p[pid], "ingredients"):
+            if kind == K.ALLERGEN and not hasattr(p[pid], "allergens") or \
+                    kind == K.INGREDIENT and not hasattr(p[pid], "ingredients"):
                 continue
             word = m.group(0)
             has = any(word == a or word in a or a in word for a in attr[pid])
-            claims.append(Claim(kind, ("no " if neg else "") + word, "correct" if has != neg else "invented", pid))
+            claims.append(Claim(kind, ("no " if neg else "") + word, V.CORRECT if has != neg else V.INVENTED, pid))
             taken.update(range(m.start(), m.end()))
     return claims

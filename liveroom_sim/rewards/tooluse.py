@@ -3,10 +3,8 @@ besides accuracy and effectiveness. Pure functions; see ``docs/rewards.md``."""
 
 from __future__ import annotations
 
+from liveroom_sim.rewards.claim import FACT_VERDICTS as _FACT_VERDICTS
 from liveroom_sim.rewards.components import Score, _clamp
-
-#: Verdicts of claims that state a fact (a number without a unit states none).
-_FACT_VERDICTS = ("correct", "unsupported", "outdated", "invented", "wrong_currency")
 
 #: Outcome costs per event of the room (see :func:`outcome`).
 EXPIRED_COST = 0.5
@@ -82,6 +80,17 @@ def lookup_failed_for(ctx, question, unavailable: bool = False) -> bool:
     one could not be had at all (denied, or faulted again on a retry)."""
     failed = ctx.unavailable_lookups if unavailable else ctx.failed_lookups
     return bool(failed) and any(s in ("", question.product, question.order) for _, s in failed)
+
+
+def no_outcome(ctx) -> Score:
+    """What the room lost while the step ran (see :func:`outcome`): 0 for the turn itself;
+    the room charges the step's losses when it settles it
+    (:meth:`~liveroom_sim.rewards.model.RewardModel.settle`). A named function, not a
+    lambda: the reward model (and so an env) must pickle."""
+    return _ZERO
+
+
+_ZERO = Score(0.0)
 
 
 def outcome(expired: int, left_unanswered: int) -> Score:

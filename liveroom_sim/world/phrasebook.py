@@ -11,12 +11,16 @@ asks whether kale chips fit. Host templates use the fields documented in
 from __future__ import annotations
 
 import string
+from functools import cache
 from pathlib import Path
+from typing import Literal
+
 import pydantic
 
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.lines import Lines
+from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
 
 _FORMATTER = string.Formatter()
@@ -55,6 +59,98 @@ class NamePool(Frozen):
         return self
 
 
+#: Money attributes a word before an amount may name (the reward's claim kinds).
+MoneyAttribute = Literal["list_price", "shipping_fee", "price_after_coupon", "coupon_value"]
+#: Duration attributes a word around a number of hours may name.
+HoursAttribute = Literal["returns", "warranty", "ships_within", "shelf_life", "battery", "eta"]
+#: The stages of an order's life a status phrase may name.
+Stage = Literal["processing", "shipped", "in_transit", "out_for_delivery", "delivered", "refund_pending", "refunded",
+                "cancelled"]
+Words = tuple[pydantic.constr(min_length=1), ...]
+
+
+class Amounts(Frozen):
+    """Words around an amount of money that say which one it is.
+
+    Attributes:
+        before: Attribute -> words that name it before an amount ("list price", 原价,
+            "with code", 到手, " off"), nearest wins; "list price" and "shipping" name
+            only the amount right after them, the deal words may reach past one.
+        past: Words right before an amount that make it the price before a change
+            ("was", "down from", 之前).
+        list_after / after_coupon / coupon_after / shipping_after: Words right after an
+            amount that make it the list price ("the $34.99 list price", 原价), a price
+            after a coupon ("$48 with code SAVE10"), a coupon's value ("$10 off") or the
+            shipping fee ("$4.99 shipping", 运费).
+        discount: Words that make a percentage a discount (" off", 折, 优惠).
+        spend: Words right before a bare number that make it a spend-save coupon's
+            threshold or value (满200减30, "spend 50").
+    """
+
+    before: dict[MoneyAttribute, Words] = {}
+    past: Words = ()
+    list_after: Words = ()
+    after_coupon: Words = ()
+    coupon_after: Words = ()
+    shipping_after: Words = ()
+    discount: Words = ()
+    spend: Words = ()
+
+
+class Hedges(Frozen):
+    """Words right before an amount that deny it or make it a bound. A phrase of Latin
+    letters is matched as whole words from the amount back (after the ``fillers``: "not
+    even $30", "isn't priced at"); any other as the text right before the amount (不到,
+    不超过). Denials are tried first, then bounds below, then above (不超过 is below)."""
+
+    denied: Words = ()
+    below: Words = ()
+    above: Words = ()
+    fillers: Words = ()
+
+
+class Orders(Frozen):
+    """Words of an order's status (see :mod:`liveroom_sim.rewards.orders`).
+
+    Attributes:
+        stages: Stage -> phrases that state it ("has shipped", 已发货).
+        denied: Stage -> phrases that deny it outright (还没发货).
+        after_refund: Words that, after "refund" in the same sentence, are the refund's
+            stage ("processing", "went through", 已到账); with no refund before them,
+            those also listed in ``stages`` are the order's own stage.
+        refund: Words that speak of a refund ("refund", 退款).
+        order: Words that make the order the subject again ("order", 包裹).
+    """
+
+    stages: dict[Stage, Words] = {}
+    denied: dict[Stage, Words] = {}
+    after_refund: dict[str, Literal["refund_pending", "refunded"]] = {}
+    refund: Words = ()
+    order: Words = ()
+
+
+class Reading(Frozen):
+    """The words the reward's reading of a reply keys on, in one language: amounts of
+    money, durations, denials and bounds, order stages. A reply is read with the words
+    of every language the phrasebooks hold (:func:`reading_words`): hosts mix them.
+
+    Attributes:
+        hours: Duration attribute -> words around a number of hours that name it
+            ("warranty", 保修, "ships", 发货).
+        allergens: Allergens a reply may name of any product, besides those its
+            catalog lists ("peanuts", 花生).
+        contains: Words before an allergen or ingredient that claim a product holds it
+            ("contains", "made with", 含).
+    """
+
+    amounts: Amounts = Amounts()
+    hours: dict[HoursAttribute, Words] = {}
+    allergens: Words = ()
+    contains: Words = ()
+    hedges: Hedges = Hedges()
+    orders: Orders = Orders()
+
+
 class Phrasebook(Frozen):
     """Viewer and host wording for one language.
 
@@ -68,6 +164,7 @@ class Phrasebook(Frozen):
         names: Handles for viewers beyond the personas' own.
         repeat_markers: Words that say "I asked before"; only a viewer who was ignored
             may write them (checked by ``liveroom audit``).
+        reading: The words the reward's reading of replies keys on (:class:`Reading`).
     """
 
     language: str
@@ -83,6 +180,7 @@ class Phrasebook(Frozen):
     host: dict[str, tuple[str, ...]]
     fact_words: dict[str, tuple[str, ...]] = {}
     cues: dict[str, tuple[str, ...]] = {}
+    reading: Reading = Reading()
 
     @pydantic.field_validator("viewer")
     @classmethod
@@ -114,3 +212,30 @@ class Phrasebook(Frozen):
 
 def load_phrasebook(path: Path | str) -> Phrasebook:
     return datafile.load(Phrasebook, path)
+
+
+@cache
+def reading_words(folder: Path = ENVS_DIR / "phrasebook") -> Reading:
+    """The ``reading:`` sections of every phrasebook in ``folder`` (the shipped ones by
+    default, by file name) merged into one: each list holds every language's words, in
+    that order. Adding a word or a language to the reward's reading is a change of those
+    files.
+
+    Raises:
+        SpecError: for a phrasebook that is invalid, naming it and the field.
+    """
+    merged: dict = {}
+    for path in sorted(Path(folder).glob("*.yaml")):
+        _merge(merged, load_phrasebook(path).reading.model_dump())
+    return Reading.model_validate(merged)
+
+
+def _merge(into: dict, more: dict) -> None:
+    """``more``'s lists appended to ``into``'s, key by key, at any depth."""
+    for key, value in more.items():
+        if isinstance(value, dict):
+            _merge(into.setdefault(key, {}), value)
+        elif isinstance(value, tuple):
+            into[key] = (*into.get(key, ()), *value)
+        else:
+            into[key] = value

@@ -167,13 +167,13 @@ def test_a_64kb_reply_of_adversarial_content_is_read(content):
 def _every_rule(norm, book):
     """Reference reading: every banned and claim rule searched, no key prefilter."""
     from liveroom_sim.rewards.lexicon import fold
-    from liveroom_sim.rewards.reading import _between
 
     folded = fold(norm)
-    spans = book.refusals(folded)
-    spoken = folded
-    if spans:
-        spoken = "".join(folded[a:b] if i % 2 == 0 else " " for i, (a, b) in enumerate(_between(spans, len(folded))))
+    pieces, at = [], 0
+    for a, b in book.refusals(folded):  # what a refusal refuses is not said (a blank for it)
+        pieces += [folded[at:a], " "]
+        at = b
+    spoken = "".join([*pieces, folded[at:]])
     spoken = book.unallowed(spoken)
     heard = book.unallowed(book.sounds.read(spoken)) if book.sounds is not None else None
     out = set()

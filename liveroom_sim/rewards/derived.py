@@ -1,0 +1,47 @@
+"""Values derived once from a frozen world object that cannot carry a cached property of
+its own here: :class:`PerObject`.
+
+The reward's one way to cache is the owner's: a ``functools.cached_property`` on the frozen
+object that owns the data (:class:`~liveroom_sim.rewards.catalog_index.CatalogIndex`, the
+:class:`~liveroom_sim.rewards.rulebook.Rulebook`, the turn's
+:class:`~liveroom_sim.rewards.context.TurnContext`), or ``functools.lru_cache`` on a
+function of hashable values. A catalog or a rule set is frozen world data but unhashable
+(or costly to hash: a rule set takes ~0.1 ms), and its class belongs to ``world``; so
+each reaches its owner here (a catalog its index, a rule set its rulebook) through one
+:class:`PerObject`, and everything else derives from that owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class PerObject(Generic[K, V]):
+    """``derive(obj)`` computed once per object (by identity) and kept.
+
+    An entry holds its object, so the object's id is never reused while the entry
+    lives; at most ``size`` objects are kept (the oldest is dropped first).
+
+    >>> lengths = PerObject(len, size=2)
+    >>> words = ["a", "b"]
+    >>> lengths(words), lengths(words) is lengths(words)
+    (2, True)
+    """
+
+    def __init__(self, derive: Callable[[K], V], size: int = 64):
+        self._derive, self._size = derive, size
+        self._entries: dict[int, tuple[K, V]] = {}
+
+    def __call__(self, obj: K) -> V:
+        entry = self._entries.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+        if len(self._entries) >= self._size:
+            self._entries.pop(next(iter(self._entries)))
+        value = self._derive(obj)
+        self._entries[id(obj)] = (obj, value)
+        return value

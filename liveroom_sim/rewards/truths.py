@@ -1,0 +1,51 @@
+"""What is true of a product's money attributes now, for the claim readers: the price,
+list price, shipping fee, coupon values and the price after a coupon
+(:func:`money_truth`), and the discounts in force (:func:`discounts`), read from the market
+as of now."""
+
+from __future__ import annotations
+
+from liveroom_sim.rewards.claim import ClaimKind as K
+from liveroom_sim.world.market import Market, apply_coupon
+
+
+def near(value: float, candidates, tolerance: float) -> bool:
+    """Whether ``value`` is within ``tolerance`` of one of ``candidates``."""
+    for c in candidates:
+        if -tolerance <= value - c <= tolerance:
+            return True
+    return False
+
+
+def money_truth(pid: str, kind: str, market: Market) -> set[float]:
+    """True money values of one attribute of one product now. (Not memoised: a few set
+    operations, asked a few times a reply; the market's memo did not pay in
+    ``benchmarks/bench_rewards.py``.)"""
+    p = market.catalog.by_id[pid]
+    price = market.price(pid)
+    coupons = market.coupons_for(pid)
+    if kind == K.LIST_PRICE:
+        truth = {p.list_price}
+    elif kind == K.SHIPPING_FEE:
+        truth = {p.shipping.fee}
+    elif kind == K.COUPON_VALUE:
+        truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
+        if p.list_price > price:  # "save $10": also the saving against the list price (as in discounts)
+            truth.add(round(p.list_price - price, 2))
+    elif kind == K.PRICE_AFTER_COUPON:
+        truth = {round(apply_coupon(c, price), 2) for c in coupons} | {market.price_after_coupons(pid)}
+    else:
+        truth = {price}
+    return truth
+
+
+def discounts(pid: str, market: Market) -> set[float]:
+    """The percentages off one product now: its percent-off coupons, and its price against
+    its list price (rounded and as is)."""
+    p = market.catalog.by_id[pid]
+    price = market.price(pid)
+    out = {c.value for c in market.coupons_for(pid) if c.kind == "percent_off"}
+    if p.list_price > price:
+        out.add(round((1 - price / p.list_price) * 100))
+        out.add((1 - price / p.list_price) * 100)
+    return out

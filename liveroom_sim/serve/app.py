@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from contextlib import AsyncExitStack, contextmanager
 
-from liveroom_sim.serve.room import LocalRoom, RequestError, RoomEnvironment
+from liveroom_sim.serve.room import InlineRoomEnvironment, LocalRoom, RequestError, RoomEnvironment
 from liveroom_sim.serve.sessions import Sessions
 
 
@@ -92,12 +92,14 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
 
     mcp = SessionMCP(sessions, idle_timeout_s)
     app.router.routes.append(Route("/sessions/{session_id}/mcp", endpoint=mcp))
-    factory = functools.partial(RoomEnvironment, env_id, sessions, stated, make_room)
+    # Rooms in this process step on the event loop; remote ones (Ray) in OpenEnv's worker threads.
+    kind = InlineRoomEnvironment if make_room is LocalRoom else RoomEnvironment
+    factory = functools.partial(kind, env_id, sessions, stated, make_room)
     server = HTTPEnvServer(factory, RoomAction, RoomObservation, concurrency_config=ConcurrencyConfig(
         max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s))
     server.register_routes(app)
     _run_for_app_lifetime(app, mcp.run)
-    app.add_middleware(Guard, sessions=sessions, token=token)
+    app.add_middleware(Guard, sessions=sessions, token=token, open_sessions=lambda: server.active_sessions)
     return app
 
 
@@ -125,11 +127,16 @@ def _run_for_app_lifetime(app, context) -> None:
     app.router.on_shutdown.append(stop)
 
 
+#: A step's answer is tens of kB of JSON (the prompt and the chat): compressing it costs more
+#: than sending it on a local network, and a long stream's chat can pass websockets' 1 MiB default.
+_UVICORN = {"ws_max_size": 64 * 2**20, "ws_per_message_deflate": False}
+
+
 def run(app, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
     """Serve ``app`` with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=64 * 2**20)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, **_UVICORN)
 
 
 @contextmanager
@@ -143,8 +150,7 @@ def serving(app, host: str = "127.0.0.1", port: int = 0, log_level: str = "warni
 
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level,
-                                           ws_max_size=64 * 2**20))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, **_UVICORN))
     thread = threading.Thread(target=server.run, name="liveroom-serve", daemon=True)
     thread.start()
     while not server.started:

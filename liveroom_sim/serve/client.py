@@ -37,8 +37,9 @@ class LiveRoomClient(EnvClient[RoomAction, RoomObservation, RoomState]):
         return action.model_dump(exclude={"metadata"})
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[RoomObservation]:
-        observation = RoomObservation(**payload.get("observation", {}), reward=payload.get("reward"),
-                                      done=payload.get("done", False))
+        # The server built these fields from its own models: taken as they are, not validated again.
+        observation = RoomObservation.model_construct(**payload.get("observation", {}), reward=payload.get("reward"),
+                                                      done=payload.get("done", False), metadata={})
         return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
 
     def _parse_state(self, payload: dict[str, Any]) -> RoomState:

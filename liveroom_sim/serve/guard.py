@@ -1,4 +1,4 @@
-"""The server's door: the optional bearer token, and counting what was answered with an error.
+"""The server's door: the optional bearer token, the session limit, and counting errors.
 
 A pure ASGI middleware, so it sees HTTP requests and WebSocket handshakes alike:
 
@@ -7,6 +7,7 @@ A pure ASGI middleware, so it sees HTTP requests and WebSocket handshakes alike:
   ``http://liveroom:<token>@host:8000`` makes clients send, OpenEnv's among them). A
   request without it gets ``401`` and a reason; a WebSocket handshake is refused the same
   way, before any room is built.
+- A WebSocket past ``max_sessions`` is refused at the handshake with ``503`` and a reason.
 - HTTP answers of 400 and above, and OpenEnv's WebSocket error frames, add to the
   ``errors`` counter of ``/metrics``.
 """
@@ -32,8 +33,9 @@ class Guard:
         token: The bearer token clients must present, or ``None`` for an open server.
     """
 
-    def __init__(self, app, sessions: Sessions, token: str | None):
+    def __init__(self, app, sessions: Sessions, token: str | None, open_sessions=None):
         self.app, self.sessions, self.token = app, sessions, token
+        self.open_sessions = open_sessions  # () -> sessions open now (OpenEnv's count)
 
     async def __call__(self, scope, receive, send):
         kind = scope["type"]
@@ -41,7 +43,16 @@ class Guard:
             return await self.app(scope, receive, send)
         if self.token and scope["path"] not in OPEN_PATHS and not self._authorized(scope):
             self.sessions.count("errors")
-            return await self._refuse(scope, receive, send)
+            return await self._refuse(scope, receive, send, 401, (
+                "this server needs a bearer token: send 'Authorization: Bearer <token>' "
+                "(or put it in the URL as http://liveroom:<token>@host:port)"))
+        if kind == "websocket" and scope["path"] == "/ws" and self.open_sessions is not None \
+                and self.open_sessions() >= self.sessions.max_sessions:
+            # Refused at the handshake, with a status a client reports (OpenEnv would accept
+            # the socket, send CAPACITY_REACHED and close it before the client's first message).
+            self.sessions.count("errors")
+            return await self._refuse(scope, receive, send, 503, (
+                f"the server is at capacity ({self.sessions.max_sessions} sessions): retry when one closes"))
         counting = send
         if kind == "http":
             async def counting(message):
@@ -89,19 +100,20 @@ class Guard:
             return False
         return hmac.compare_digest(presented.encode(), self.token.encode())
 
-    async def _refuse(self, scope, receive, send) -> None:
-        reason = ("this server needs a bearer token: send 'Authorization: Bearer <token>' "
-                  "(or put it in the URL as http://liveroom:<token>@host:port)")
+    @staticmethod
+    async def _refuse(scope, receive, send, status: int, reason: str) -> None:
         body = json.dumps({"detail": reason}).encode()
-        headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="liveroom"')]
+        headers = [(b"content-type", b"application/json")]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer realm="liveroom"'))
         if scope["type"] == "websocket":
             await receive()  # websocket.connect comes first
         if scope["type"] == "http":
-            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
         elif "websocket.http.response" in scope.get("extensions", {}):
-            # Refuse the handshake with a real 401 and the reason (ASGI's denial response).
-            await send({"type": "websocket.http.response.start", "status": 401, "headers": headers})
+            # Refuse the handshake with a real status and the reason (ASGI's denial response).
+            await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
             await send({"type": "websocket.http.response.body", "body": body})
         else:
             await send({"type": "websocket.close", "code": 1008, "reason": reason[:120]})

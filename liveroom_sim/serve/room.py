@@ -137,7 +137,8 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
             self.sessions.count("episodes")
             out["info"]["session"] = {"id": self.session_id, "mcp_path": f"/sessions/{self.session_id}/mcp",
                                       "episode_id": episode_id, "provenance": dict(self.provenance)}
-            return RoomObservation(prompt=out["prompt"], info=out["info"], reward=None, done=False)
+            return RoomObservation.model_construct(prompt=out["prompt"], info=out["info"], reward=None, done=False,
+                                                   terminated=False, truncated=False, metadata={})
 
     def step(self, action: RoomAction, timeout_s: float | None = None, **unknown: Any) -> RoomObservation:
         with self._lock:
@@ -219,9 +220,11 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
         return out
 
     def _observation(self, out: dict) -> RoomObservation:
-        done = out["terminated"] or out["truncated"]
-        return RoomObservation(prompt=out["prompt"], info=out["info"], reward=out["reward"], done=done,
-                               terminated=out["terminated"], truncated=out["truncated"])
+        # Built from the env's own values, so not validated again (a step's info is tens of kB).
+        return RoomObservation.model_construct(
+            prompt=out["prompt"], info=out["info"], reward=float(out["reward"]), metadata={},
+            done=bool(out["terminated"] or out["truncated"]), terminated=bool(out["terminated"]),
+            truncated=bool(out["truncated"]))
 
     def _crash(self, where: str, error: Exception) -> RoomCrashed:
         self._crashed = f"{type(error).__name__}: {error}"
@@ -244,3 +247,21 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
             raise RequestError("the episode is over: reset to start a new one", 409)
 
 
+
+
+class InlineRoomEnvironment(RoomEnvironment):
+    """A session whose room is in this process: reset and step run on the server's event loop.
+
+    OpenEnv runs a plain ``Environment``'s steps in a worker thread per session; a
+    LiveRoom step is about a millisecond of pure Python, which the GIL serialises anyway,
+    so the hop to the thread and back adds latency and no throughput (and on a busy
+    machine each wake-up can wait for a time slice). OpenEnv awaits ``reset_async`` and
+    ``step_async`` directly when an environment defines them, as this one does.
+    """
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          options: dict | None = None, **unknown: Any) -> RoomObservation:
+        return self.reset(seed=seed, episode_id=episode_id, options=options, **unknown)
+
+    async def step_async(self, action: RoomAction, timeout_s: float | None = None, **unknown: Any) -> RoomObservation:
+        return self.step(action, timeout_s=timeout_s, **unknown)

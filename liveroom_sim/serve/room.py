@@ -127,7 +127,7 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
                 self.sessions.open(self.session_id, self)
             try:
                 out = self._room.reset(seed, options)
-            except LiveRoomError as e:  # e.g. a bad pinned tool fault: the client's error
+            except (LiveRoomError, ValueError) as e:  # e.g. a bad pinned tool fault: the client's error
                 raise RequestError(f"reset failed: {e}") from e
             except Exception as e:
                 raise self._crash("reset", e) from e

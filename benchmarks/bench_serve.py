@@ -13,7 +13,11 @@ Measured, in rounds that alternate the two sides (the machine is shared and nois
 - **over the wire, one in flight**: the same steps as round trips through the N open
   sessions, round robin: the latency a trainer sees per step, client parsing included;
 - **over the wire, all in flight** (last): every session steps at once, for the
-  server's throughput and the latency under full load.
+  server's throughput and the latency under full load (connecting included).
+
+CPU per step (the server's and the client's while stepping, against the in-process
+side's) is also given: on a shared machine the latency is mostly waiting for a
+core, the CPU is what the wire costs.
 
 Memory per session is the server's resident memory with N sessions open and played,
 less before any was opened, over N (and the same for N envs in process).
@@ -56,6 +60,13 @@ def rss_mib(pid: int | None = None) -> float:
     raise RuntimeError("no VmRSS")
 
 
+def cpu_s(pid: int) -> float:
+    """CPU time (user + system) a process has used, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentiles(samples: list[float]) -> dict:
     ms = sorted(s * 1e3 for s in samples)
     return {"n": len(ms), "p50_ms": round(statistics.median(ms), 3),
@@ -84,10 +95,14 @@ def record_and_time(envs: list, steps: int, plans: list[list[str]] | None) -> tu
     return actions, times
 
 
-async def wire_round(clients: list, plans: list[list[str]], concurrent: bool) -> list[float]:
+async def wire_round(clients: list, plans: list[list[str]], concurrent: bool, cpu: dict | None = None,
+                     server_pid: int | None = None) -> list[float]:
+    """Reset every session on its seed, then replay the plans; adds the server's and this
+    process's CPU time spent stepping (resets excluded) to ``cpu``."""
     from liveroom_sim.serve.client import RoomAction
 
     await asyncio.gather(*(c.reset(seed=i) for i, c in enumerate(clients)))
+    s0, c0 = (cpu_s(server_pid) if server_pid else 0.0), time.process_time()
     times = []
 
     async def one(client, action):
@@ -101,6 +116,9 @@ async def wire_round(clients: list, plans: list[list[str]], concurrent: bool) ->
         else:
             for i, c in enumerate(clients):
                 await one(c, plans[i][t])
+    if cpu is not None:
+        cpu["server"] += cpu_s(server_pid) - s0
+        cpu["client"] += time.process_time() - c0
     return times
 
 
@@ -137,32 +155,51 @@ def metrics(url: str) -> dict:
         return json.load(r)
 
 
-async def over_the_wire(url: str, server_pid: int, plans: list[list[str]], rounds: int, envs: list) -> dict:
+async def wire_pass(url: str, plans: list[list[str]], concurrent: bool, cpu: dict | None = None,
+                    server_pid: int | None = None) -> tuple[list[float], dict]:
+    """Open one session per plan (all at once), play the plans, close them; returns the step
+    times and the server's metrics while every session was open."""
     from liveroom_sim.serve.client import LiveRoomClient
 
-    # Warm the server (spec loaded, first room built), then measure its memory before the sessions.
+    clients = [LiveRoomClient(base_url=url, message_timeout_s=600) for _ in plans]
+    await asyncio.gather(*(c.connect() for c in clients))
+    try:
+        times = await wire_round(clients, plans, concurrent, cpu, server_pid)
+        return times, metrics(url)
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+
+
+async def warm_up(url: str) -> None:
+    """Load the spec and build a first room in the server before its memory is measured."""
+    from liveroom_sim.serve.client import LiveRoomClient
+
     async with LiveRoomClient(base_url=url) as warm:
         await warm.reset(seed=0)
     await asyncio.sleep(0.5)
+
+
+def over_the_wire(url: str, server_pid: int, plans: list[list[str]], rounds: int, envs: list) -> dict:
+    # The two sides alternate round by round; a round's sessions are opened for it and held
+    # through it (this process's event loop must not stop answering the server's keep-alive
+    # pings for long, so the in-process side runs while no session is open).
+    asyncio.run(warm_up(url))
     rss_before = rss_mib(server_pid)
-    clients = [LiveRoomClient(base_url=url, message_timeout_s=600) for _ in plans]
-    await asyncio.gather(*(c.connect() for c in clients))
-    say(f"{len(clients)} sessions connected; server sessions: {metrics(url)['sessions']}")
-    inproc, wire = [], []
+    inproc, wire, held, rss_after = [], [], 0, rss_before
+    cpu = {"inproc": 0.0, "server": 0.0, "client": 0.0}
     for r in range(rounds):
-        # In a thread, so that this loop keeps answering the server's keep-alive pings meanwhile.
-        inproc += (await asyncio.to_thread(record_and_time, envs, len(plans[0]), plans))[1]
-        wire += await wire_round(clients, plans, concurrent=False)
-        say(f"round {r + 1}/{rounds}: in process p50 {percentiles(inproc)['p50_ms']} ms, "
-            f"over the wire p50 {percentiles(wire)['p50_ms']} ms")
-    held = metrics(url)["sessions"]
-    rss_after = rss_mib(server_pid)
+        t0 = time.process_time()
+        inproc += record_and_time(envs, len(plans[0]), plans)[1]
+        cpu["inproc"] += time.process_time() - t0
+        times, during = asyncio.run(wire_pass(url, plans, False, cpu, server_pid))
+        wire += times
+        held, rss_after = max(held, during["sessions"]), max(rss_after, rss_mib(server_pid))
+        say(f"round {r + 1}/{rounds}: {during['sessions']} sessions held; in process p50 "
+            f"{percentiles(inproc)['p50_ms']} ms, over the wire p50 {percentiles(wire)['p50_ms']} ms")
     t0 = time.perf_counter()
-    loaded = await wire_round(clients, plans, concurrent=True)
+    loaded, served = asyncio.run(wire_pass(url, plans, concurrent=True))
     load_s = time.perf_counter() - t0
-    served = metrics(url)
-    await asyncio.gather(*(c.close() for c in clients))
-    return {"inproc": inproc, "wire": wire, "loaded": loaded, "load_s": load_s, "held": held,
+    return {"inproc": inproc, "wire": wire, "loaded": loaded, "load_s": load_s, "held": held, "cpu": cpu,
             "rss_before": rss_before, "rss_after": rss_after, "served": served}
 
 
@@ -185,7 +222,7 @@ def main() -> None:
     say("starting the server")
     server, url = start_server(args.env, args.sessions, args.ray_address)
     try:
-        out = asyncio.run(over_the_wire(url, server.pid, plans, args.rounds, envs))
+        out = over_the_wire(url, server.pid, plans, args.rounds, envs)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -195,6 +232,12 @@ def main() -> None:
         "rounds": args.rounds, "backend": "ray" if args.ray_address else "local", "cpus": os.cpu_count(),
         "in_process": inproc, "over_the_wire": wire,
         "p50_overhead_ms": round(wire["p50_ms"] - inproc["p50_ms"], 3),
+        # CPU per step (the steps alone, resets and connecting excluded): what the wire
+        # costs, whatever else runs on the machine (latency on a busy machine is mostly waiting).
+        "cpu_ms_per_step": {"in_process": round(out["cpu"]["inproc"] / len(out["inproc"]) * 1e3, 3),
+                            "server": round(out["cpu"]["server"] / len(out["wire"]) * 1e3, 3),
+                            "client": round(out["cpu"]["client"] / len(out["wire"]) * 1e3, 3)},
+        "load_average": os.getloadavg()[0],
         "all_in_flight": {**loaded, "steps_per_s": round(len(out["loaded"]) / out["load_s"], 1)},
         "memory_per_session_mib": round((out["rss_after"] - out["rss_before"]) / args.sessions, 3),
         "memory_per_env_in_process_mib": round(inproc_mib, 3),

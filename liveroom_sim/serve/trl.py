@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 
-from liveroom_sim.integrations.trl import TOOL_MODE_NOTE, _after_last_assistant
+from liveroom_sim.integrations.trl import TOOL_MODE_NOTE, LiveRoomToolEnv, _after_last_assistant
 
 _ENDED = "[The stream has ended. Stop calling tools.]"
 
@@ -53,16 +53,8 @@ class ServedRoomToolEnv:
         self.reward, self.done = 0.0, False
         return f"{result.observation.prompt}\n\n{TOOL_MODE_NOTE}"
 
-    def reply(self, message: str) -> str:
-        """Say a message to the live room: this is the only way viewers hear you.
-
-        Args:
-            message: What to say, addressing the viewer you answer as @name.
-
-        Returns:
-            The next room update: new chat, events and the viewers waiting for an answer.
-        """
-        return self._step(message)
+    # The in-process adapter's tool, its description included (it calls ``self._step``).
+    reply = LiveRoomToolEnv.reply
 
     def use_tool(self, name: str, arguments: str) -> str:
         """Call one of the room's tools, by the name its tool list gives now.

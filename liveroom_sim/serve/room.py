@@ -15,7 +15,8 @@ What the session adds to the room:
 - **MCP tool turns.** :meth:`call_tool` runs a tool call the agent made over MCP as a tool
   turn of this room (the harness's current names, the episode's faults); the trainer's
   next step reports those turns in ``info["mcp_tool_turns"]`` and adds their rewards to
-  its reward, so the episode's return is the same as if the trainer had stepped them.
+  its reward, so the episode's return is the same as if the trainer had stepped them
+  (when such a turn ends the stream, that step reports the end and does not play its action).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
         self._steps, self._return = 0, 0.0
         self._terminated = self._truncated = False
         self._pending: list[dict] = []
+        self._last: dict | None = None  # the latest MCP tool turn's answer
 
     # ------------------------------------------------------------------ control loop
     def reset(self, seed: int | None = None, episode_id: str | None = None, options: dict | None = None,
@@ -142,8 +144,13 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
 
     def step(self, action: RoomAction, timeout_s: float | None = None, **unknown: Any) -> RoomObservation:
         with self._lock:
-            self._check_playing()
-            out = self._advance(action.message)
+            if self._pending and (self._terminated or self._truncated):
+                # The stream ended on a tool turn the agent took over MCP: this step reports
+                # that end and those turns (the action comes too late to be played).
+                out = {**self._last, "reward": 0.0}
+            else:
+                self._check_playing()
+                out = self._advance(action.message)
             pending, self._pending = self._pending, []
             if pending:  # tool turns the agent took over MCP since the last step
                 out["info"]["mcp_tool_turns"] = pending
@@ -196,7 +203,7 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
                 "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
         with self._lock:
             self._check_playing()
-            out = self._advance(json.dumps({"content": "", "tool_calls": [call]}, ensure_ascii=False))
+            out = self._last = self._advance(json.dumps({"content": "", "tool_calls": [call]}, ensure_ascii=False))
             turn = out["info"].get("turn", {})
             self._pending.append({"tool": name, "reward": out["reward"],
                                   "reward_breakdown": out["info"]["reward_breakdown"],

@@ -114,3 +114,21 @@ def test_a_closed_session_has_no_tools(server):
     while any(isinstance(e, BaseExceptionGroup) for e in errors):
         errors = [x for e in errors for x in (e.exceptions if isinstance(e, BaseExceptionGroup) else [e])]
     assert any(isinstance(e, MCPError) and "Not Found" in str(e) for e in errors)
+
+
+def test_a_stream_that_ends_on_an_mcp_tool_turn_ends_at_the_trainers_next_step():
+    from liveroom_sim.serve.models import RoomAction
+    from liveroom_sim.serve.room import InlineRoomEnvironment, RequestError
+    from liveroom_sim.serve.sessions import Sessions
+
+    room = InlineRoomEnvironment("LiveRoom-v0", Sessions(1, None), {})
+    room.reset(seed=0)
+    rewards = []
+    while not (room.state.terminated or room.state.truncated):  # the agent keeps looking things up
+        room.call_tool("get_promotions", {})
+        rewards.append(room._pending[-1]["reward"])
+    end = room.step(RoomAction(message="Thanks for watching!"))
+    assert end.done and len(end.info["mcp_tool_turns"]) == len(rewards)
+    assert end.reward == pytest.approx(sum(rewards))
+    with pytest.raises(RequestError, match="the episode is over"):
+        room.step(RoomAction(message="Anyone still here?"))

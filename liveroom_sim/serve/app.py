@@ -15,8 +15,8 @@ request gets a fresh room). OpenEnv enforces ``max_sessions`` (a session past it
 
 Example:
     >>> app = create_app("LiveRoom-v0", max_sessions=4)
-    >>> sorted(r.path for r in app.routes if r.path in ("/health", "/metrics", "/ws"))
-    ['/health', '/metrics', '/ws']
+    >>> {"/ws", "/health", "/metrics", "/sessions/{session_id}/mcp"} <= {r.path for r in app.routes}
+    True
 """
 
 from __future__ import annotations

@@ -59,6 +59,9 @@ def build_parser() -> Parser:
     from liveroom_sim.cli.eval import add_eval_parsers
 
     add_eval_parsers(sub, llm_options)
+    from liveroom_sim.cli.serve import add_serve_parser
+
+    add_serve_parser(sub)
     return parser
 
 

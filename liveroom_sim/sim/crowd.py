@@ -276,6 +276,14 @@ class Crowd:
             hit = self._sums["askers"] = (self.version, names)
         return hit[1]
 
+    def fact_questions_waiting(self) -> tuple[tuple[str, ...], int]:
+        """The questions of fact waiting from viewers still present: their askers' names
+        in order and how many there are, read in one pass (nothing kept between calls:
+        the waiting chat changes nearly every reply; not :meth:`questions_waiting`, which
+        counts messages of viewers who left too)."""
+        questions = [m for m in self.waiting() if m.is_fact_question]
+        return tuple(dict.fromkeys(m.viewer.name for m in questions)), len(questions)
+
     def questions_waiting(self) -> int:
         """How many waiting messages are questions of fact (counted as they come and go)."""
         return self._waiting.facts

@@ -18,6 +18,7 @@ quotes, so it never blocks a reply the reward calls compliant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -167,26 +168,25 @@ def corrections_generator(rng: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(child))
 
 
-def simulated_correction(room, rng: np.random.Generator) -> tuple[object, str, str] | None:
+def simulated_correction(harness: Harness, lines: tuple[str, ...], rng: np.random.Generator,
+                         context_of: Callable[[str], TurnContext]) -> tuple[object, str, str] | None:
     """A hook-triggered correction to open the exchange with, or ``None``:
     ``(hook, draft, retry message)`` when the draw falls within the harness's
     ``retry.simulated`` share and a draft trips a ``block_retry`` hook.
 
-    Drafts are the phrasebook's generic host lines as a careless policy would send them:
-    as they are (no skill loaded, nobody addressed), past the length limit, or wrapped in
-    tool-call markup; the hooks judge each exactly as they judge a reply.
+    Drafts are the phrasebook's generic host ``lines`` as a careless policy would send
+    them: as they are (no skill loaded, nobody addressed), past the length limit, or
+    wrapped in tool-call markup; the hooks judge each exactly as they judge a reply, on
+    the room's own reading of it (``context_of(draft)``).
     """
-    control = room.harness.retry
+    control = harness.retry
     if control.max_retries == 0 or rng.random() >= control.simulated:
         return None
-    from liveroom_sim.sim.context import reply_context  # (the room's own reading of a reply)
-
-    lines = room.world.phrasebook.host["naive"]
     line = lines[int(rng.integers(len(lines)))]
-    drafts = [line, " ".join([line] * (room.harness.constraints.max_chars // max(len(line), 1) + 2)),
+    drafts = [line, " ".join([line] * (harness.constraints.max_chars // max(len(line), 1) + 2)),
               f"<tool_call>{line}</tool_call>"]
     for i in rng.permutation(len(drafts)):
-        fired = [(h, m) for h, m in fired_hooks(reply_context(room, drafts[i], None, 0.0)) if h.action == "block_retry"]
+        fired = [(h, m) for h, m in fired_hooks(context_of(drafts[i])) if h.action == "block_retry"]
         if fired:
             hook, message = fired[0]
             # (a simulated correction uses none of the exchange's retries)

@@ -138,7 +138,7 @@ def room_numbers(rooms: list[Room]) -> dict:
     for m in chat:
         if m.intent in ("complaint", "follow_up"):
             continue
-        for a in m.asks or ():
+        for a in m.asks:
             kind = next((k for k, intents in MESSAGE_KINDS.items() if a.intent in intents),
                         "product inquiry" if a.intent in FACT_INTENTS else "chit-chat")
             asks[kind] += 1

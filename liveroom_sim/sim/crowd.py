@@ -207,7 +207,6 @@ class Crowd:
             if mine:
                 self._gone.append(v.name)
             self.version += 1
-            v.present = False
             v.left_at = now
             del self._present[v.name]
             self._present_list = None

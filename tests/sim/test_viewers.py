@@ -211,8 +211,7 @@ def test_a_follow_up_quotes_what_the_host_said_and_asks_what_is_missing(env_id, 
 
     price = required_facts("price", "sk-serum-01", market, w.phrasebook.fact_words)
     ship = required_facts("shipping", "sk-serum-01", market, w.phrasebook.fact_words)
-    asked = ChatMessage(0, v, "price", "q", 0.0, product="sk-serum-01",
-                        asks=(Ask("price", "sk-serum-01", truth=price), Ask("shipping", "sk-serum-01", truth=ship)))
+    asked = ChatMessage(0, v, "q", 0.0, (Ask("price", "sk-serum-01", truth=price), Ask("shipping", "sk-serum-01", truth=ship)))
     answer = SimpleNamespace(stated=price, missing=ship)
     for _ in range(20):
         f = writer.room_message(v, "follow_up", asked, 5.0, 1, market, rng, answer)
@@ -256,7 +255,7 @@ def test_messages_close_together_reach_the_host_as_one_request_and_need_every_as
     assert mine[-1].at - mine[0].at <= MERGE_WINDOW_S
     waiting = info["messages"][-1]["content"].split("waiting for an answer:")[-1]
     assert req.text in waiting, "the waiting list shows one request with every part"
-    facts = env.room._facts(req)
+    facts = env.room.facts_of(req)
     assert len(facts) >= sum(len(a.truth) for a in req.asks[:2]) - 1
     assert {f.key for a in req.asks for f in a.truth} <= {f.key for f in facts}
 

@@ -15,12 +15,12 @@ import liveroom_sim  # noqa: F401  (registers the envs)
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 from liveroom_sim.rewards.analysis import addresses
 from liveroom_sim.sim.reactions import _first_addressed
-from liveroom_sim.sim.viewers import ChatMessage, Viewer
+from liveroom_sim.sim.viewers import Ask, ChatMessage, Viewer
 from liveroom_sim.sim.waiting import Waiting
 
 
 def _msg(mid: int, viewer: Viewer, deadline: float, intent: str = "price") -> ChatMessage:
-    return ChatMessage(mid, viewer, intent, f"m{mid}", 0.0, deadline=deadline)
+    return ChatMessage(mid, viewer, f"m{mid}", 0.0, (Ask(intent),), deadline=deadline)
 
 
 def test_waiting_keeps_posting_order_places_and_deadlines():

@@ -17,6 +17,7 @@ from liveroom_sim.rewards.claims import MAX_CLAIMS
 from liveroom_sim.rewards.context import Outcome
 from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.viewers import ChatMessage
+from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.text import iter_quantities, mentions, normalize
 
@@ -136,13 +137,14 @@ class _Stated:
     def __init__(self, text: str):
         self.norm = normalize(text)
         self.found = list(itertools.islice(iter_quantities(self.norm), MAX_CLAIMS))
-        self._seen: dict[int, tuple] = {}
+        self._seen: dict[Fact, bool] = {}
 
     def count(self, facts) -> int:
         n = 0
+        seen = self._seen
         for f in facts:
-            hit = self._seen.get(id(f))
-            if hit is None:  # (the fact is kept with its verdict, so its id stays its own)
-                hit = self._seen[id(f)] = (f, f.stated_in(self.norm, self.found))
-            n += hit[1]
+            hit = seen.get(f)
+            if hit is None:  # (facts are frozen: an equal fact is stated as this one is)
+                hit = seen[f] = f.stated_in(self.norm, self.found)
+            n += hit
         return n

@@ -17,6 +17,7 @@ How a message reads like a person's:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -350,33 +351,18 @@ class ChatWriter:
             self.fell_back += 1
 
 
-#: Asks shared by every message (of any room) that asks the same: an Ask is immutable and
-#: never told apart by identity, and sharing spares the cyclic GC two objects per message
-#: kept in the chat (64 rooms side by side keep many). One-ask tuples are keyed on intent,
-#: product, order and the truth tuple's identity, two-ask tuples (with their facts) on the
-#: two Asks'; what an id is of is kept in the entry, so the id is no other's while it lives.
-_ASKS: dict[tuple, tuple[tuple[Fact, ...], tuple[Ask]]] = {}
-_PAIRS: dict[tuple[int, int], tuple[Ask, Ask, tuple[Ask, Ask]]] = {}
-
-
+@functools.lru_cache(maxsize=8192)
 def _asks(intent: str, product: str | None, order: str | None, truth: tuple[Fact, ...]) -> tuple[Ask]:
-    hit = _ASKS.get((intent, product, order, id(truth)))
-    if hit is None or hit[0] is not truth:
-        if len(_ASKS) >= 8192:
-            _ASKS.clear()
-        hit = _ASKS[intent, product, order, id(truth)] = (truth, (Ask(intent, product, order, truth),))
-    return hit[1]
+    """The asks of a one-ask message. Shared by every message (of any room) that asks the
+    same: an Ask is frozen and compared by value, and sharing spares the cyclic GC two
+    objects per message kept in the chat (64 rooms side by side keep many)."""
+    return (Ask(intent, product, order, truth),)
 
 
+@functools.lru_cache(maxsize=8192)
 def _pair(first: tuple[Ask], second: tuple[Ask]) -> tuple[Ask, Ask]:
-    """The asks of a two-ask message."""
-    a, b = first[0], second[0]
-    hit = _PAIRS.get((id(a), id(b)))
-    if hit is None or hit[0] is not a or hit[1] is not b:
-        if len(_PAIRS) >= 8192:
-            _PAIRS.clear()
-        hit = _PAIRS[id(a), id(b)] = (a, b, (a, b))
-    return hit[2]
+    """The asks of a two-ask message (shared, as :func:`_asks`)."""
+    return (first[0], second[0])
 
 
 def _truth(intent: str, product: str | None, order: str | None, market: Market, words) -> tuple[Fact, ...]:

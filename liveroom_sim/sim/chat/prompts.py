@@ -89,19 +89,3 @@ def _render(harness, market, language: str, room_info: dict, skills: frozenset[s
 
 
 _PROMPTS: dict[tuple, tuple] = {}
-
-
-def tool_schemas(harness) -> list[dict]:
-    """:func:`prompt.tool_schemas`, made once per harness state and shared by every room
-    of it (each new episode of an unaugmented spec shows the same tools): keyed on the
-    harness by identity (frozen; the entry holds it, so an id reused later never
-    matches). Read-only, as the room's ``tools()`` says."""
-    hit = _TOOLS.get(id(harness))
-    if hit is None or hit[0] is not harness:
-        if len(_TOOLS) >= 256:  # (augmentation makes a harness per episode)
-            _TOOLS.clear()
-        hit = _TOOLS[id(harness)] = (harness, prompt.tool_schemas(harness))
-    return hit[1]
-
-
-_TOOLS: dict[int, tuple] = {}

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.sim.chat.history import Block
-from liveroom_sim.sim.chat.prompts import SystemPrompts, tool_schemas
+from liveroom_sim.sim.chat.prompts import SystemPrompts
 from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.hooks import check_input
 from liveroom_sim.world.market import Market
@@ -79,7 +79,7 @@ class ChatView:
 
     def tools(self, harness: Harness) -> list[dict]:
         """``harness``'s tool schemas (OpenAI format); shared, read-only."""
-        return tool_schemas(harness)
+        return harness.tool_schemas
 
     def messages(self, harness: Harness) -> list[dict]:
         """The OpenAI chat messages an LLM would be sent now (see ``Room.messages``)."""

@@ -72,7 +72,7 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     pending = crowd.waiting()
     if not pending or not text.strip():
         return None
-    first = _first_addressed(text, pending, mention_format)
+    first = first_addressed(text, pending, mention_format)
     if first is not None:
         # The addressed viewer's message the reply answers best (the oldest on a tie).
         mine = crowd.waiting_of(first)
@@ -93,7 +93,7 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     return best
 
 
-def _first_addressed(text: str, pending, mention_format: str):
+def first_addressed(text: str, pending, mention_format: str):
     """The viewer of the oldest waiting message that ``text`` addresses (None: nobody
     waiting is addressed). Each viewer's name is tried once, and only when the text
     holds its mention as plain text could (see :func:`_may_hold`)."""

@@ -164,13 +164,13 @@ def test_a_full_room_gets_the_same_names_and_draws_as_one_draw_per_number(seed, 
     book = NameBook(w.phrasebook, w.spec.language)
     rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
     for i in range(n):
-        got = book._from_pool(w.phrasebook.names, rng)
+        got = book.from_pool(w.phrasebook.names, rng)
         assert got == _pool_tries_one_number_at_a_time(book, w.phrasebook.names, ref)
         assert rng.random() == ref.random()  # the generators stay in step
         if got is not None:
-            book._take(got)
+            book.take(got)
         else:
-            book._take(f"overflow{chr(0x4e00 + i)}")
+            book.take(f"overflow{chr(0x4e00 + i)}")
 
 
 # ----------------------------------------------------------------- repeats

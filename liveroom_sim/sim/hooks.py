@@ -24,12 +24,13 @@ from dataclasses import replace
 import numpy as np
 
 from liveroom_sim.errors import did_you_mean
-from liveroom_sim.harness.actions import Action
+from liveroom_sim.harness.actions import Action, ToolCall
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
 from liveroom_sim.rewards.context import TurnContext
 from liveroom_sim.rewards.reading import violations
 from liveroom_sim.rewards.skills import has_reply_skill
 from liveroom_sim.rewards.tooluse import unbacked_claims
+from liveroom_sim.world.market import Market
 
 #: What a spoken reply never contains: tool-call markup and code fences.
 MARKUP = ("<tool_call>", '"tool_calls"', "```", "<function", "</think>")
@@ -77,7 +78,7 @@ def banned_said(ctx: TurnContext) -> str | None:
     return None
 
 
-def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, list[tuple]]:
+def check_tool_calls(action: Action, harness: Harness, market: Market) -> tuple[Action, list[tuple]]:
     """The tool turn after the ``tool_arguments`` hooks: ``(action, [(hook, message)])``.
 
     A call whose arguments name a product, order or skill the room does not have fires
@@ -101,7 +102,7 @@ def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, 
     return (replace(action, tool_calls=tuple(calls)) if fired else action), fired
 
 
-def _bad_argument(call, harness: Harness, market) -> tuple[str, str, str] | None:
+def _bad_argument(call: ToolCall, harness: Harness, market: Market) -> tuple[str, str, str] | None:
     """The first argument of the call (as the harness names it) that names nothing the
     room has: its name, its value and a did-you-mean hint."""
     shown = harness.tools[call.canonical].fields

@@ -36,13 +36,10 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
             # Each ask's facts count on their own (tags, not labels: two products may both
             # ship free), so a two-ask request is answered only when both asks are.
             total = max(1, len({f.tag for f in (*a.stated, *a.missing)}))
-            target.stated = tuple(dict.fromkeys((*target.stated, *(f.tag for f in a.stated))))
-            share = min(1.0, len(target.stated) / total)
+            share = min(1.0, len(crowd.stated(target, a.stated)) / total)
             delta = 0.25 * share - 0.2 * min(wrong, 2) + 0.05 * addressed
             if share == 1.0:
-                target.answered = True
-                crowd.stats.answered += 1
-                crowd.answered(target)
+                crowd.answered(target, in_full=True)
                 pid = target.product
                 if pid and wrong == 0 and rng.random() < crowd.buy_chance(v, pid, market, 1.0):
                     bought += crowd.buy(v, pid, market)

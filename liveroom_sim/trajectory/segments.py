@@ -33,6 +33,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from liveroom_sim.sim.room import Room
+
 __all__ = ["SegmentEnv", "fast_forward", "segment_prompt", "segment_start", "settle_early_end"]
 
 
@@ -103,7 +105,7 @@ def segment_prompt(messages: list[dict]) -> list[dict]:
     return [{"role": "system", "content": system["content"]}, {"role": "user", "content": text}]
 
 
-def settle_early_end(room) -> dict[str, float]:
+def settle_early_end(room: Room) -> dict[str, float]:
     """What the room loses when a rollout stops before the stream ends, by component.
 
     :meth:`~liveroom_sim.sim.room.Room.settle` plays the rest of the stream with no host

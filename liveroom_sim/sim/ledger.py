@@ -16,6 +16,7 @@ from __future__ import annotations
 from liveroom_sim.rewards.components import Score
 from liveroom_sim.rewards.model import RewardBreakdown, RewardModel
 from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.sim.turn import Turn
 from liveroom_sim.spec import COMPONENTS
 from liveroom_sim.world.market import Market
 
@@ -56,7 +57,7 @@ class EpisodeLedger:
         stats = self._crowd.stats
         return stats.ignored, stats.left_unanswered
 
-    def book(self, turn, lost_before: tuple[int, int], clock: float, market: Market,
+    def book(self, turn: Turn, lost_before: tuple[int, int], clock: float, market: Market,
              truncated: bool) -> RewardBreakdown:
         """Count ``turn`` and book its reward with what was lost since ``lost_before`` (a
         :meth:`losses`) charged, plus, when this step truncated the episode, what the

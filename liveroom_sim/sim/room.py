@@ -26,28 +26,11 @@ from liveroom_sim.sim.reactions import react, reply_target
 from liveroom_sim.sim.report import event_note, metrics_later
 from liveroom_sim.sim.stage import Stage
 from liveroom_sim.sim.toolbox import Lookups, run_tool_turn
+from liveroom_sim.sim.turn import Turn
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
 from liveroom_sim.spec import World
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.market import Market
-
-
-@dataclass(slots=True)
-class Turn:
-    """What one step did."""
-
-    kind: str
-    reward: RewardBreakdown
-    events: list[dict]
-    delivered: bool = False
-    hooks: tuple[str, ...] = ()
-    tool_errors: tuple[str, ...] = ()
-    tool_faults: tuple[dict, ...] = ()
-    answered: str | None = None
-    latency_s: float = 0.0
-    reply: str = ""
-    reasoning_chars: int = 0
-    blocked: bool = False  # a hook blocked the reply (it was not delivered)
 
 
 @dataclass(slots=True)

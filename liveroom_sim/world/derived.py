@@ -40,8 +40,25 @@ class derived(property):  # noqa: N801  (used as a decorator, like property)
         if instance is None:
             return self
         kept = instance.__dict__.get(self.name)
-        if kept is not None and kept[0] is instance:  # (not a copy's inheritance)
-            return kept[1]
+        if kept is not None and kept.owner is instance:  # (not a copy's inheritance)
+            return kept.value
         value = self.fget(instance)
-        instance.__dict__[self.name] = (instance, value)
+        instance.__dict__[self.name] = _Kept(instance, value)
         return value
+
+
+class _Kept:
+    """A derived value with the object it was worked out for.
+
+    Compared by identity, so two models holding one still compare by their fields
+    (pydantic compares ``__dict__`` first); pickled or copied as a value kept for no
+    object, so a copy works its own out again.
+    """
+
+    __slots__ = ("owner", "value")
+
+    def __init__(self, owner: Any, value: Any):
+        self.owner, self.value = owner, value
+
+    def __reduce__(self):
+        return _Kept, (None, None)

@@ -65,3 +65,12 @@ def test_a_rule_set_plus_the_same_update_is_one_object():
     merged = world.rules.plus(update)
     assert world.rules.plus(update) is merged
     assert {b.phrase for b in update.banned} <= {b.phrase for b in merged.banned}
+
+
+def test_models_that_worked_a_value_out_still_compare_by_their_fields():
+    world = _world()
+    a, b = (world.for_episode(np.random.default_rng(4)).catalog for _ in range(2))
+    assert a.lineup and a == b  # one has worked its lineup out, the other not
+    assert b.lineup and a == b  # both have (each its own)
+    harness = world.harness
+    assert harness.tool_schemas and harness == replaced(harness, {}) == pickle.loads(pickle.dumps(harness))

@@ -10,7 +10,6 @@ import gymnasium as gym
 from liveroom_sim.harness.augment import AugmentConfig
 from liveroom_sim.sim.lazy import Lazy, LazyDict
 from liveroom_sim.sim.render import render_room
-from liveroom_sim.sim.report import metrics_now
 from liveroom_sim.sim.room import Room
 from liveroom_sim.spaces import UnicodeText
 from liveroom_sim.spec import World, load_spec
@@ -128,44 +127,37 @@ class LiveRoomEnv(gym.Env[str, str]):
         return self.room.observation(), float(turn.reward.total), self.room.terminated, self.room.truncated, info
 
     def _info(self, turn) -> dict:
+        room = self.room
+        over = room.terminated or room.truncated
+        events = room.events if turn is None else turn.events
+        breakdown = dict.fromkeys(room.returns, 0.0) if turn is None else turn.reward.as_dict()
         if self.info_mode == "lean":
-            return self._lean_info(turn)
+            info = {"events": events, "reward_breakdown": breakdown}
+            if over:
+                info["episode"] = room.summary()
+            return info
         # A LazyDict: the chat messages, the metrics and the reward's reasons, which
         # trainers rarely read, are built on first read, from what they were at this step.
-        room = self.room
         info = {
             "messages": Lazy(room.messages_now()),
             "tools": room.tools(),
-            "metrics": Lazy(metrics_now(room)),
+            "metrics": Lazy(room.metrics_now()),
             "room": {"env_id": self.world.spec.id, "language": self.world.spec.language,
                      "harness_augmented": room.augmented},
+            "events": events,
+            "reward_breakdown": breakdown,
         }
-        if turn is None:
-            info["events"] = room.events
-            info["reward_breakdown"] = dict.fromkeys((*room.returns,), 0.0)
-        else:
-            info["events"] = turn.events
-            info["reward_breakdown"] = turn.reward.as_dict()
+        if turn is not None:
             info["reward_reasons"] = Lazy(turn.reward.explain)
             info["turn"] = {"kind": turn.kind, "delivered": turn.delivered, "hooks": list(turn.hooks),
                             "tool_errors": list(turn.tool_errors),
                             "tool_faults": list(turn.tool_faults), "answered": turn.answered, "reply": turn.reply,
                             "latency_s": turn.latency_s, "gated": turn.reward.gated,
                             "reasoning_chars": turn.reasoning_chars}
-        if room.terminated or room.truncated:
+        if over:
             info["metrics"] = info["metrics"].build()
-            info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
-                               "steps": room.steps, "metrics": info["metrics"], "accounting": dict(room.accounting)}
+            info["episode"] = room.summary(info["metrics"])
         return LazyDict(info)
-
-    def _lean_info(self, turn) -> dict:
-        room = self.room
-        info = {"events": room.events if turn is None else turn.events,
-                "reward_breakdown": dict.fromkeys(room.returns, 0.0) if turn is None else turn.reward.as_dict()}
-        if room.terminated or room.truncated:
-            info["episode"] = {"return": room.returns["total"], "returns": dict(room.returns),
-                               "steps": room.steps, "metrics": room.metrics(), "accounting": dict(room.accounting)}
-        return info
 
     def render(self):
         if self.room is None:

@@ -165,7 +165,7 @@ class _Run:
         self.room_env.measured_latency_s = time.perf_counter() - self.started
         accounting = getattr(self.policy, "accounting", None)
         if accounting is not None:  # the policy's LLM usage, for info and summaries
-            self.room_env.room.accounting.update(accounting.as_dict())
+            self.room_env.room.ledger.note_usage(accounting.as_dict())
         self.obs, _, self.terminated, self.truncated, self.info = self.env.step(action)
         if self.record:
             self.turn_rewards.append(turn_record(self.info, self.turn_rewards))
@@ -178,7 +178,7 @@ class _Run:
         return EpisodeResult(
             seed=self.seed, returns=dict(room.returns), metrics=room.metrics(), steps=room.steps,
             terminated=self.terminated, truncated=self.truncated, reason=self.reason,
-            accounting=dict(room.accounting), messages=room.transcript() if self.record else [],
+            accounting=dict(room.ledger.accounting), messages=room.transcript() if self.record else [],
             turn_rewards=self.turn_rewards, decisions=list(getattr(self.policy, "decisions", ())),
             tokens=policy_tokens(self.policy) if self.record else [],
             error=self.error, infra=self.infra, policy_faults=self.policy_faults, waited_s=round(self.waited, 3),

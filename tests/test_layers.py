@@ -1,5 +1,6 @@
-"""The package's layers hold: the import contracts in pyproject.toml, and modules small
-enough that each stays one concept (STYLE.md)."""
+"""The package's layers hold: the import contracts in pyproject.toml, a top level of few
+modules, and a docstring for each layer. Where a module ends is the concept's call, not a
+line count (STYLE.md): a concept that outgrows a file becomes a folder, as ``sim/chat/``."""
 
 from __future__ import annotations
 
@@ -19,12 +20,6 @@ def test_import_contracts_hold():
         pytest.fail("import-linter is not installed: pip install -e '.[test]'")
     result = subprocess.run([str(lint), "--no-cache"], cwd=PACKAGE.parent, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-
-
-def test_no_module_past_400_lines():
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
-    assert not long, long
 
 
 def test_top_level_holds_few_modules():

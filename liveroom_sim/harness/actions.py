@@ -173,7 +173,7 @@ def _read_call(cid: str, name: Any, raw: Any, harness: Harness) -> ToolCall:
         raw_text, raw = "", None  # unreadable arguments: reported below as not an object
     if not isinstance(name, str) or not name:
         return ToolCall(cid, str(name), raw_text, error="tool call without a function name")
-    names, fields = _tables(harness)
+    names, fields = harness.name_tables
     canonical = names.get(name)
     if canonical is None:
         names = [v.name for v in harness.tools.values()]
@@ -205,28 +205,6 @@ def arguments_key(arguments: dict) -> str:
     """A call's arguments as the room's memos key them: a tool's result and whether a call
     was made before depend on the arguments alone (by field, in any order)."""
     return repr(sorted(arguments.items()))
-
-
-def _tables(harness: Harness) -> tuple[dict[str, str], dict[str, tuple[dict[str, str], dict[str, str]]]]:
-    """``(tool name -> canonical, canonical -> (its fields renamed, shown -> canonical))``
-    under ``harness``: what :meth:`Harness.canonical_tool` and the tool views say, built
-    once per harness state instead of on every call. Keyed on the harness object (a
-    harness is frozen; a change makes a new one), the entry holding it, so an id reused
-    after it is gone never matches; bounded, since augmentation makes one per episode."""
-    hit = _TABLES.get(id(harness))
-    if hit is None or hit[0] is not harness:
-        names: dict[str, str] = {}
-        for canonical, view in harness.tools.items():
-            names.setdefault(view.name, canonical)  # the first tool of a name, as canonical_tool
-        fields = {canonical: (view.fields, {shown: field for field, shown in view.fields.items()})
-                  for canonical, view in harness.tools.items()}
-        if len(_TABLES) >= 256:
-            _TABLES.clear()
-        hit = _TABLES[id(harness)] = (harness, names, fields)
-    return hit[1], hit[2]
-
-
-_TABLES: dict[int, tuple] = {}
 
 
 def _remember_arguments(text: str, parsed: Any) -> None:

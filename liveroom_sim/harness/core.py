@@ -22,6 +22,7 @@ from liveroom_sim.harness.tools import SKILL_TOOL  # (tools import no harness co
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import SkillType
 from liveroom_sim.world.datafile import Frozen, replaced
+from liveroom_sim.world.derived import derived
 
 
 class PromptSection(Frozen):
@@ -163,6 +164,47 @@ class Harness(Frozen):
         """The name the policy must use now for canonical tool ``canonical``."""
         return self.tools[canonical].name
 
+    @derived
+    def tool_schemas(self) -> list[dict]:
+        """The harness's tools in OpenAI ``tools`` format, schemas from the typed tools
+        (names, fields and descriptions as this harness shows them); read-only."""
+        out = []
+        for canonical, view in self.tools.items():
+            tool = _tool_registry()[canonical]
+            schema = tool.schema
+            props = {}
+            for field, spec in schema.get("properties", {}).items():
+                name = view.fields.get(field, field)
+                desc = view.field_descriptions.get(field, tool.field_docs.get(field, ""))
+                props[name] = {"type": spec.get("type", "string"), "description": desc}
+            out.append({
+                "type": "function",
+                "function": {
+                    "name": view.name,
+                    "description": view.description or tool.description,
+                    "parameters": {"type": "object", "properties": props,
+                                   "required": [view.fields.get(f, f) for f in schema.get("required", [])],
+                                   "additionalProperties": False},
+                },
+            })
+        return out
+
+    @derived
+    def name_tables(self) -> tuple[dict[str, str], dict[str, tuple[dict[str, str], dict[str, str]]]]:
+        """``(tool name -> canonical, canonical -> (its fields renamed, shown -> canonical))``:
+        what :meth:`canonical_tool` and the tool views say, for reading calls."""
+        names: dict[str, str] = {}
+        for canonical, view in self.tools.items():
+            names.setdefault(view.name, canonical)  # the first tool of a name, as canonical_tool
+        fields = {canonical: (view.fields, {shown: field for field, shown in view.fields.items()})
+                  for canonical, view in self.tools.items()}
+        return names, fields
+
+    @derived
+    def _changes(self) -> dict[tuple, "Harness"]:
+        """The harnesses :meth:`after` made from this one, by change (see there)."""
+        return {}
+
     def after(self, change) -> "Harness":
         """This harness after a campaign ``harness_change``: tools renamed (canonical name
         -> new name) and a skill added or replaced.
@@ -170,19 +212,16 @@ class Harness(Frozen):
         The same harness and the same change give the same object back (harnesses are
         frozen): every episode of a spec makes the same changes (its events differ only
         in their times), and what is kept per harness object (the rendered prompt, the
-        tool-name tables) is then built once per spec instead of once per episode. Keyed
-        on this harness's identity (the entry holds it) and on every field of the change
-        but its time, so a field added to the event later is part of the key too.
+        tool-name tables) is then built once per spec instead of once per episode. Kept
+        on this harness, by every field of the change but its time, so a field added to
+        the event later is part of the key too.
         """
-        key = (id(self), *((k, tuple(v.items()) if isinstance(v, dict) else v)
-                           for k, v in change.__dict__.items() if k != "at"))
-        hit = _AFTER.get(key)
-        if hit is not None and hit[0] is self:
-            return hit[1]
-        if len(_AFTER) >= 256:
-            _AFTER.clear()
-        after = self._after(change)
-        _AFTER[key] = (self, after)
+        key = tuple((k, tuple(v.items()) if isinstance(v, dict) else v)
+                    for k, v in change.__dict__.items() if k != "at")
+        changes = self._changes
+        after = changes.get(key)
+        if after is None:
+            after = changes[key] = self._after(change)
         return after
 
     def _after(self, change) -> "Harness":
@@ -205,8 +244,6 @@ class Harness(Frozen):
                 return canonical
         return None
 
-
-_AFTER: dict[tuple, tuple] = {}
 
 
 def load_skill(path: Path) -> Skill:

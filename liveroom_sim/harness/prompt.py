@@ -8,7 +8,6 @@ import json
 import numpy as np
 
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
-from liveroom_sim.harness.tools import TOOLS
 from liveroom_sim.world.market import Market
 
 _LABELS = {
@@ -35,27 +34,9 @@ _LABELS = {
 
 
 def tool_schemas(harness: Harness) -> list[dict]:
-    """The harness's tools in OpenAI ``tools`` format, schemas from the typed tools."""
-    out = []
-    for canonical, view in harness.tools.items():
-        tool = TOOLS[canonical]
-        schema = tool.schema
-        props = {}
-        for field, spec in schema.get("properties", {}).items():
-            name = view.fields.get(field, field)
-            desc = view.field_descriptions.get(field, tool.field_docs.get(field, ""))
-            props[name] = {"type": spec.get("type", "string"), "description": desc}
-        out.append({
-            "type": "function",
-            "function": {
-                "name": view.name,
-                "description": view.description or tool.description,
-                "parameters": {"type": "object", "properties": props,
-                               "required": [view.fields.get(f, f) for f in schema.get("required", [])],
-                               "additionalProperties": False},
-            },
-        })
-    return out
+    """The harness's tools in OpenAI ``tools`` format (:attr:`Harness.tool_schemas`:
+    made once per harness state; read-only)."""
+    return harness.tool_schemas
 
 
 def system_prompt(harness: Harness, market: Market, language: str, room: dict, active_skills: frozenset[str]) -> str:
@@ -65,7 +46,7 @@ def system_prompt(harness: Harness, market: Market, language: str, room: dict, a
     values = {
         "host_name": room["host_name"],
         "room_name": room["name"],
-        "lineup": _in_order(_lineup(market.catalog), harness.item_order),
+        "lineup": _in_order(market.catalog.lineup, harness.item_order),
         "rules": _in_order(_rules_text(market.rules, L), harness.item_order),
         "directives": _directives_text(market, L),
         "max_chars": min(c.max_chars, market.style.max_chars or c.max_chars),
@@ -88,18 +69,6 @@ def _in_order(lines: str, seed: int | None) -> str:
         return lines
     items = lines.split("\n")
     return "\n".join(items[i] for i in np.random.default_rng(seed).permutation(len(items)))
-
-
-def _lineup(catalog) -> str:
-    catalog = catalog.base  # a drawn catalog has its base's names (one entry per spec)
-    cached = _LINEUPS.get(id(catalog))
-    if cached is None or cached[0] is not catalog:  # catalogs are frozen: render each once
-        text = "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in catalog.products)
-        cached = _LINEUPS[id(catalog)] = (catalog, text)
-    return cached[1]
-
-
-_LINEUPS: dict[int, tuple] = {}
 
 
 def _rules_text(r, L: dict) -> str:

@@ -30,15 +30,7 @@ def get_product(market: Market, product_id: str) -> dict:
     Args:
         product_id: The product id, as listed in the lineup.
     """
-    p = market.catalog.product(product_id)
-    details = _DETAILS.get(id(p))
-    if details is None or details[0] is not p:  # products are frozen: describe each once
-        skip = {"price", "list_price", "stock", "shipping", "returns", "aliases", "pitch"}
-        details = _DETAILS[id(p)] = (p, {k: v for k, v in p.model_dump(mode="json").items() if k not in skip})
-    return dict(details[1])
-
-
-_DETAILS: dict[int, tuple] = {}
+    return dict(market.catalog.product(product_id).details)
 
 
 def get_price_stock(market: Market, product_id: str) -> dict:

@@ -128,28 +128,30 @@ def play(world, policy, seed: int, max_steps: int | None = None) -> Room:
 
 def room_numbers(rooms: list[Room]) -> dict:
     """The numbers a room operator watches, over ``rooms`` (see docs/simulator.md)."""
-    viewers = [v for r in rooms for v in r.crowd.viewers]
+    # Viewers by room and handle (unique in a room), each with its time in the room.
+    stays = {(i, v.name): (v, (v.left_at if v.left_at is not None else r.clock) - max(v.arrived, 0.0))
+             for i, r in enumerate(rooms) for v in r.crowd.viewers}
+    viewers = [v for v, _ in stays.values()]
+    dwell = {key: d for key, (_, d) in stays.items()}
     chat = [m for r in rooms for m in r.crowd.chat]
-    ends = {id(v): (v.left_at if v.left_at is not None else r.clock) for r in rooms for v in r.crowd.viewers}
-    dwell = {id(v): ends[id(v)] - max(v.arrived, 0.0) for v in viewers}
     minutes = sum(dwell.values()) / 60
-    spoke = {id(m.viewer) for m in chat}
+    spoke = {(i, m.viewer.name) for i, r in enumerate(rooms) for m in r.crowd.chat}
     asks = Counter()
     for m in chat:
         if m.intent in ("complaint", "follow_up"):
             continue
-        for a in m.asks or ():
+        for a in m.asks:
             kind = next((k for k, intents in MESSAGE_KINDS.items() if a.intent in intents),
                         "product inquiry" if a.intent in FACT_INTENTS else "chit-chat")
             asks[kind] += 1
     total_asks = sum(asks.values()) or 1
     fact_msgs = [m for m in chat if m.intent in FACT_INTENTS]
 
-    def group(vs):
-        vs = list(vs)
+    def group(keys):
+        vs = [stays[k][0] for k in keys]
         if not vs:
             return {"viewers": 0}
-        return {"viewers": len(vs), "avg_dwell_s": round(sum(dwell[id(v)] for v in vs) / len(vs), 1),
+        return {"viewers": len(vs), "avg_dwell_s": round(sum(dwell[k] for k in keys) / len(vs), 1),
                 "conversion": round(sum(v.purchases > 0 for v in vs) / len(vs), 4),
                 "left_early": round(sum(v.left_at is not None and v.strikes >= v.persona.patience_strikes
                                         for v in vs) / len(vs), 4)}
@@ -164,6 +166,6 @@ def room_numbers(rooms: list[Room]) -> dict:
         "multi_ask_share": round(sum(len(m.asks) > 1 for m in fact_msgs) / max(1, len(fact_msgs)), 3),
         "avg_dwell_s": round(sum(dwell.values()) / len(viewers), 1) if viewers else 0.0,
         "conversion": round(sum(v.purchases > 0 for v in viewers) / len(viewers), 4) if viewers else 0.0,
-        "answered_viewers": group(v for v in viewers if v.answered > 0),
-        "ignored_viewers": group(v for v in viewers if v.strikes > 0 and v.answered == 0),
+        "answered_viewers": group([k for k, (v, _) in stays.items() if v.answered > 0]),
+        "ignored_viewers": group([k for k, (v, _) in stays.items() if v.strikes > 0 and v.answered == 0]),
     }

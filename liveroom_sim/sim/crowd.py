@@ -189,8 +189,19 @@ class Crowd:
             self.version += 1
         return complaints
 
-    def answered(self, msg: ChatMessage) -> None:
-        """``msg`` no longer waits for an answer."""
+    def stated(self, msg: ChatMessage, facts) -> tuple[str, ...]:
+        """A reply to ``msg`` stated ``facts``: they count with those earlier replies to it
+        stated (a follow-up that completes an answer completes it). Returns the tags of
+        every fact stated to it so far."""
+        msg.stated = tuple(dict.fromkeys((*msg.stated, *(f.tag for f in facts))))
+        return msg.stated
+
+    def answered(self, msg: ChatMessage, in_full: bool = False) -> None:
+        """``msg`` no longer waits for an answer (``in_full``: every fact it asks for
+        was stated, and it counts as answered)."""
+        if in_full:
+            msg.answered = True
+            self.stats.answered += 1
         msg.viewer.answered += msg.answered
         n = self._waiting.number_of(msg)
         if n is None:
@@ -207,7 +218,6 @@ class Crowd:
             if mine:
                 self._gone.append(v.name)
             self.version += 1
-            v.present = False
             v.left_at = now
             del self._present[v.name]
             self._present_list = None
@@ -215,24 +225,16 @@ class Crowd:
             self.stats.left += 1
             self.stats.dwell_total += now - v.arrived
 
-    def arrival_sum(self) -> float:
-        """``sum(v.arrived for v in self.present)``, summed again only when viewers
-        arrived or left (the room reports it every step)."""
-        hit = self._sums.get("arrived")
-        if hit is None or hit[0] != self.present_version:
-            hit = self._sums["arrived"] = (self.present_version, sum(v.arrived for v in self.present))
-        return hit[1]
-
     def arrival_sum_later(self) -> Callable[[], float]:
-        """A function that returns :meth:`arrival_sum` as it is now, whenever it is
-        called: the viewers present are kept (a copy of the list, made once per change),
-        the sum is made only if it is asked for (in a room of hundreds viewers come and
-        go nearly every step)."""
+        """A function that returns ``sum(v.arrived for v in self.present)`` as it is now,
+        whenever it is called (the room reports it every step): the viewers present are
+        kept (a copy of the list, made once per change), the sum is made only if it is
+        asked for (in a room of hundreds viewers come and go nearly every step)."""
         version = self.present_version
         hit = self._sums.get("arrived")
         if hit is not None and hit[0] == version:
-            total = hit[1]
-            return lambda: total
+            known = hit[1]
+            return lambda: known
         kept = self._sums.get("present")
         if kept is None or kept[0] != version:
             kept = self._sums["present"] = (version, tuple(self.present))
@@ -268,13 +270,13 @@ class Crowd:
         waiting = self._waiting
         return [waiting.get(n) for n in waiting.numbers(v.name)]
 
-    def waiting_askers(self) -> tuple[str, ...]:
-        """The names of present viewers with a question of fact waiting, in order."""
-        hit = self._sums.get("askers")
-        if hit is None or hit[0] != self.version:
-            names = tuple(dict.fromkeys(m.viewer.name for m in self.waiting() if m.is_fact_question))
-            hit = self._sums["askers"] = (self.version, names)
-        return hit[1]
+    def fact_questions_waiting(self) -> tuple[tuple[str, ...], int]:
+        """The questions of fact waiting from viewers still present: their askers' names
+        in order and how many there are, read in one pass (nothing kept between calls:
+        the waiting chat changes nearly every reply; not :meth:`questions_waiting`, which
+        counts messages of viewers who left too)."""
+        questions = [m for m in self.waiting() if m.is_fact_question]
+        return tuple(dict.fromkeys(m.viewer.name for m in questions)), len(questions)
 
     def questions_waiting(self) -> int:
         """How many waiting messages are questions of fact (counted as they come and go)."""

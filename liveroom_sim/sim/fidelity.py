@@ -100,7 +100,7 @@ def check_text(text: str, msg, market, book, featured: str | None = None) -> Ver
     catalog = market.catalog
     featured = featured if featured is not None else market.featured
     results = dict.fromkeys(("refers", "asks", "category"), "")
-    asks = msg.asks or ()
+    asks = msg.asks
     fact_asks = [a for a in asks if a.intent in _FACTS]
     ids = {a.product for a in asks if a.product} | {catalog.by_id[featured].id}
     # The order id stays: "LR-10234" is how a reader knows an order is asked about.

@@ -18,17 +18,19 @@ quotes, so it never blocks a reply the reward calls compliant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
 from liveroom_sim.errors import did_you_mean
-from liveroom_sim.harness.actions import Action
+from liveroom_sim.harness.actions import Action, ToolCall
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
 from liveroom_sim.rewards.context import TurnContext
 from liveroom_sim.rewards.reading import violations
 from liveroom_sim.rewards.skills import has_reply_skill
 from liveroom_sim.rewards.tooluse import unbacked_claims
+from liveroom_sim.world.market import Market
 
 #: What a spoken reply never contains: tool-call markup and code fences.
 MARKUP = ("<tool_call>", '"tool_calls"', "```", "<function", "</think>")
@@ -76,7 +78,7 @@ def banned_said(ctx: TurnContext) -> str | None:
     return None
 
 
-def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, list[tuple]]:
+def check_tool_calls(action: Action, harness: Harness, market: Market) -> tuple[Action, list[tuple]]:
     """The tool turn after the ``tool_arguments`` hooks: ``(action, [(hook, message)])``.
 
     A call whose arguments name a product, order or skill the room does not have fires
@@ -100,7 +102,7 @@ def check_tool_calls(action: Action, harness: Harness, market) -> tuple[Action, 
     return (replace(action, tool_calls=tuple(calls)) if fired else action), fired
 
 
-def _bad_argument(call, harness: Harness, market) -> tuple[str, str, str] | None:
+def _bad_argument(call: ToolCall, harness: Harness, market: Market) -> tuple[str, str, str] | None:
     """The first argument of the call (as the harness names it) that names nothing the
     room has: its name, its value and a did-you-mean hint."""
     shown = harness.tools[call.canonical].fields
@@ -167,26 +169,25 @@ def corrections_generator(rng: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(child))
 
 
-def simulated_correction(room, rng: np.random.Generator) -> tuple[object, str, str] | None:
+def simulated_correction(harness: Harness, lines: tuple[str, ...], rng: np.random.Generator,
+                         context_of: Callable[[str], TurnContext]) -> tuple[object, str, str] | None:
     """A hook-triggered correction to open the exchange with, or ``None``:
     ``(hook, draft, retry message)`` when the draw falls within the harness's
     ``retry.simulated`` share and a draft trips a ``block_retry`` hook.
 
-    Drafts are the phrasebook's generic host lines as a careless policy would send them:
-    as they are (no skill loaded, nobody addressed), past the length limit, or wrapped in
-    tool-call markup; the hooks judge each exactly as they judge a reply.
+    Drafts are the phrasebook's generic host ``lines`` as a careless policy would send
+    them: as they are (no skill loaded, nobody addressed), past the length limit, or
+    wrapped in tool-call markup; the hooks judge each exactly as they judge a reply, on
+    the room's own reading of it (``context_of(draft)``).
     """
-    control = room.harness.retry
+    control = harness.retry
     if control.max_retries == 0 or rng.random() >= control.simulated:
         return None
-    from liveroom_sim.sim.context import reply_context  # (the room's own reading of a reply)
-
-    lines = room.world.phrasebook.host["naive"]
     line = lines[int(rng.integers(len(lines)))]
-    drafts = [line, " ".join([line] * (room.harness.constraints.max_chars // max(len(line), 1) + 2)),
+    drafts = [line, " ".join([line] * (harness.constraints.max_chars // max(len(line), 1) + 2)),
               f"<tool_call>{line}</tool_call>"]
     for i in rng.permutation(len(drafts)):
-        fired = [(h, m) for h, m in fired_hooks(reply_context(room, drafts[i], None, 0.0)) if h.action == "block_retry"]
+        fired = [(h, m) for h, m in fired_hooks(context_of(drafts[i])) if h.action == "block_retry"]
         if fired:
             hook, message = fired[0]
             # (a simulated correction uses none of the exchange's retries)

@@ -39,19 +39,19 @@ class NameBook:
         free = [n for n, s in _stems(phr.names) if s not in self.stems]
         pool = self.book.names
         if free and (pool is None or rng.random() < 0.75):
-            return self._take(free[int(rng.integers(len(free)))])
-        if pool is not None and (name := self._from_pool(pool, rng)) is not None:
-            return self._take(name)
+            return self.take(free[int(rng.integers(len(free)))])
+        if pool is not None and (name := self.from_pool(pool, rng)) is not None:
+            return self.take(name)
         if free:
-            return self._take(free[0])
+            return self.take(free[0])
         # Every handle taken: a room of hundreds. Letters, not digits, keep it unique.
         base = phr.names[int(rng.integers(len(phr.names)))]
         for suffix in ("x", "xo", "z", "yy", "q", "jj", "k", "vv"):
             if stem(base + "_" + suffix) not in self.stems:
-                return self._take(base + "_" + suffix)
-        return self._take(f"{base}_{len(self.stems)}")
+                return self.take(base + "_" + suffix)
+        return self.take(f"{base}_{len(self.stems)}")
 
-    def _from_pool(self, pool, rng: np.random.Generator) -> str | None:
+    def from_pool(self, pool, rng: np.random.Generator) -> str | None:
         """A pool handle whose stem is free, in up to 40 random tries (None if all clash).
 
         Each try draws a pattern, then one word per part. The first try draws its numbers
@@ -76,7 +76,8 @@ class NameBook:
                 return name
         return None
 
-    def _take(self, name: str) -> str:
+    def take(self, name: str) -> str:
+        """Mark ``name`` used in this room (its stem: no clone of it is handed out)."""
         self.stems.add(stem(name))
         return name
 

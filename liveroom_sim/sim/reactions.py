@@ -17,6 +17,7 @@ from liveroom_sim.rewards.claims import MAX_CLAIMS
 from liveroom_sim.rewards.context import Outcome
 from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.viewers import ChatMessage
+from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.text import iter_quantities, mentions, normalize
 
@@ -35,13 +36,10 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
             # Each ask's facts count on their own (tags, not labels: two products may both
             # ship free), so a two-ask request is answered only when both asks are.
             total = max(1, len({f.tag for f in (*a.stated, *a.missing)}))
-            target.stated = tuple(dict.fromkeys((*target.stated, *(f.tag for f in a.stated))))
-            share = min(1.0, len(target.stated) / total)
+            share = min(1.0, len(crowd.stated(target, a.stated)) / total)
             delta = 0.25 * share - 0.2 * min(wrong, 2) + 0.05 * addressed
             if share == 1.0:
-                target.answered = True
-                crowd.stats.answered += 1
-                crowd.answered(target)
+                crowd.answered(target, in_full=True)
                 pid = target.product
                 if pid and wrong == 0 and rng.random() < crowd.buy_chance(v, pid, market, 1.0):
                     bought += crowd.buy(v, pid, market)
@@ -71,7 +69,7 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     pending = crowd.waiting()
     if not pending or not text.strip():
         return None
-    first = _first_addressed(text, pending, mention_format)
+    first = first_addressed(text, pending, mention_format)
     if first is not None:
         # The addressed viewer's message the reply answers best (the oldest on a tie).
         mine = crowd.waiting_of(first)
@@ -92,7 +90,7 @@ def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> Chat
     return best
 
 
-def _first_addressed(text: str, pending, mention_format: str):
+def first_addressed(text: str, pending, mention_format: str):
     """The viewer of the oldest waiting message that ``text`` addresses (None: nobody
     waiting is addressed). Each viewer's name is tried once, and only when the text
     holds its mention as plain text could (see :func:`_may_hold`)."""
@@ -136,13 +134,14 @@ class _Stated:
     def __init__(self, text: str):
         self.norm = normalize(text)
         self.found = list(itertools.islice(iter_quantities(self.norm), MAX_CLAIMS))
-        self._seen: dict[int, tuple] = {}
+        self._seen: dict[Fact, bool] = {}
 
     def count(self, facts) -> int:
         n = 0
+        seen = self._seen
         for f in facts:
-            hit = self._seen.get(id(f))
-            if hit is None:  # (the fact is kept with its verdict, so its id stays its own)
-                hit = self._seen[id(f)] = (f, f.stated_in(self.norm, self.found))
-            n += hit[1]
+            hit = seen.get(f)
+            if hit is None:  # (facts are frozen: an equal fact is stated as this one is)
+                hit = seen[f] = f.stated_in(self.norm, self.found)
+            n += hit
         return n

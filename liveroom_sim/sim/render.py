@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from liveroom_sim.sim.room import Room, Turn
 
-def render_room(room, turn=None) -> str:
+
+def render_room(room: Room, turn: Turn | None = None) -> str:
     m = room.market
     mm, ss = divmod(int(room.clock), 60)
     featured = m.catalog.by_id[m.featured]

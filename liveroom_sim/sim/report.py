@@ -4,25 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from liveroom_sim.harness.faults import ToolFaultPlan
+from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.sim.ledger import EpisodeLedger
 from liveroom_sim.world import campaign as ev
 
 
-def room_metrics(room) -> dict:
-    """The business numbers of a room now (viewers, questions, purchases, GMV, latency)."""
-    return metrics_now(room)()
-
-
-def metrics_now(room) -> Callable[[], dict]:
-    """A function that returns :func:`room_metrics` as they are now, whenever it is
-    called: the numbers are read now, the dict is built on the call (for an ``info``
-    built on first read)."""
-    s = room.crowd.stats
-    phraser = room.crowd.writer.phraser
+def metrics_later(clock: float, crowd: Crowd, ledger: EpisodeLedger, steps: int,
+                  faults: ToolFaultPlan) -> Callable[[], dict]:
+    """A function that returns the business numbers of a room (viewers, questions,
+    purchases, GMV, latency) as they are now, whenever it is called: the numbers are
+    read now, the dict is built on the call (for an ``info`` built on first read)."""
+    s = crowd.stats
+    phraser = crowd.writer.phraser
     llm = None if phraser is None else (phraser.calls, phraser.failures)
-    numbers = (room.clock, len(room.crowd.present), room.crowd.arrival_sum_later(), s.arrived, s.messages, s.questions,
-               s.answered, s.ignored, room.crowd.questions_waiting(), room.replies, room.blocked, room.tool_errors,
-               s.purchases, s.buyers, s.gmv, s.dwell_total, llm, room._last_latency, room.latency_total, room.steps,
-               room.faults.faults if room.faults.enabled else None)
+    numbers = (clock, len(crowd.present), crowd.arrival_sum_later(), s.arrived, s.messages, s.questions,
+               s.answered, s.ignored, crowd.questions_waiting(), ledger.replies, ledger.blocked, ledger.tool_errors,
+               s.purchases, s.buyers, s.gmv, s.dwell_total, llm, ledger.last_latency, ledger.latency_total, steps,
+               faults.faults if faults.enabled else None)
     return lambda: _metrics(*numbers)
 
 

@@ -42,14 +42,12 @@ def merge_into(req: ChatMessage, msg: ChatMessage) -> ChatMessage:
     req = dataclasses.replace(req)
     if not req.is_fact_question and msg.is_fact_question:
         # a greeting then a question: the question leads the request
-        req.intent, req.product, req.order = msg.intent, msg.product, msg.order
         req.asks = msg.asks + tuple(a for a in req.asks if a.intent in _FACT_INTENTS)
         req.ref, req.deadline = msg.ref, msg.deadline
     else:
         have = {(a.intent, a.product, a.order) for a in req.asks}
         req.asks = req.asks + tuple(a for a in msg.asks
                                     if (a.intent, a.product, a.order) not in have and a.intent in _FACT_INTENTS)
-    req.truth = tuple(f for a in req.asks for f in a.truth)
     req.text = f"{req.text} / {msg.text}"
     req.body = f"{req.body} / {msg.body}"
     req.parts += 1

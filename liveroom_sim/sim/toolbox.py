@@ -68,13 +68,6 @@ def run_tool_turn(action: Action, harness: Harness, market: Market, harness_vers
     return ToolTurn(calls, results, errors, hit, delay)
 
 
-def run_calls(action: Action, harness: Harness, market: Market, harness_version: int):
-    """``(assistant tool_calls, tool messages, errors)`` for a tool turn's calls, with no
-    faults (see :func:`run_tool_turn`)."""
-    turn = run_tool_turn(action, harness, market, harness_version)
-    return turn.calls, turn.results, turn.errors
-
-
 def _subject(arguments: dict) -> str:
     args = list(arguments.values())
     return str(args[0]) if args else ""

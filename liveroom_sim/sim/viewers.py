@@ -17,6 +17,7 @@ How a message reads like a person's:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,7 +60,7 @@ class Voice:
 
 @dataclass(slots=True)
 class Viewer:
-    """One viewer in the room."""
+    """One viewer in the room (present until it leaves: ``left_at`` set)."""
 
     name: str
     persona: Persona
@@ -68,34 +69,34 @@ class Viewer:
     satisfaction: float = 0.5
     strikes: int = 0
     purchases: int = 0
-    present: bool = True
     voice: Voice | None = None
     answered: int = 0               # questions the host answered in full
     left_at: float | None = None
+
+    @property
+    def present(self) -> bool:
+        """Whether the viewer is still in the room."""
+        return self.left_at is None
 
 
 @dataclass(slots=True)
 class ChatMessage:
     """A viewer's message, or a request of several messages merged (see ``asks``).
 
-    ``intent``, ``product``, ``order`` and ``truth`` describe the first ask (kept for
-    readers of one ask); ``asks`` holds every ask with its own ground truth, ``truth``
-    their facts together.
+    ``asks`` holds every ask with its own ground truth (at least one: what a complaint or
+    a greeting is, too); ``intent``, ``product`` and ``order`` are the first ask's (for
+    readers of one ask), ``truth`` the facts of every ask together.
     """
 
     mid: int
     viewer: Viewer
-    intent: str
     text: str
     at: float
-    product: str | None = None
-    order: str | None = None
-    truth: tuple[Fact, ...] = ()
+    asks: tuple[Ask, ...]
     payload: tuple[str, ...] = ()
     deadline: float = 0.0
     answered: bool = False
     followed_up: bool = False
-    asks: tuple[Ask, ...] = ()
     ref: str = ""        # the words the text uses for the product
     body: str = ""       # the line without opener and sign-off (what a repeat restates)
     strikes: int = 0     # times the viewer had been ignored when it wrote this
@@ -105,8 +106,25 @@ class ChatMessage:
     stated: tuple[str, ...] = ()  # tags (Fact.tag) of the facts replies to it have stated so far
 
     @property
+    def intent(self) -> str:
+        return self.asks[0].intent
+
+    @property
+    def product(self) -> str | None:
+        return self.asks[0].product
+
+    @property
+    def order(self) -> str | None:
+        return self.asks[0].order
+
+    @property
+    def truth(self) -> tuple[Fact, ...]:
+        asks = self.asks
+        return asks[0].truth if len(asks) == 1 else tuple(f for a in asks for f in a.truth)
+
+    @property
     def is_fact_question(self) -> bool:
-        return self.intent in _FACTS
+        return self.asks[0].intent in _FACTS
 
 
 def _pick(seq, rng: np.random.Generator):
@@ -159,17 +177,14 @@ class ChatWriter:
             intent = refit.draw(rng.random()) if refit is not None else "price"  # price when none fits
         if intent == "order_status" and not catalog.orders:
             intent, fact = "shipping", True
-        # Chat typed before the stream opened (negative times) waits from the opening on.
-        msg = ChatMessage(mid, viewer, intent, "", now, deadline=max(now, 0.0) + persona.patience_s, strikes=viewer.strikes,
-                          featured=market.featured)
+        payload: tuple[str, ...] = ()
         if intent in ("bait", "inject"):
             pool = self.book.baits if intent == "bait" else self.book.injections
             fitting = [b for b in pool if not b.categories or product.category in b.categories] or list(pool)
             bait = _pick(fitting, rng)
-            msg.ref = _pick(product.aliases or (product.name,), rng)
-            msg.body = bait.text.format(product=msg.ref, host=self.host)
-            msg.payload, msg.product = bait.payload, product.id
-            msg.asks = _asks(intent, product.id, None, ())
+            ref = _pick(product.aliases or (product.name,), rng)
+            body = bait.text.format(product=ref, host=self.host)
+            payload, asks = bait.payload, _asks(intent, product.id, None, ())
         else:
             order = _pick(catalog.orders, rng).id if intent == "order_status" else None
             pid = product.id if fact else None
@@ -178,17 +193,18 @@ class ChatWriter:
                 second = fits.second(persona, product, intent)
                 if second is not None:
                     second_intent = second[0].draw(rng.random())
-            msg.ref = self.refer(product, market, rng) if pid else (order or "")
-            msg.body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
-                                  {"product": msg.ref, "order": order or ""})
+            ref = self.refer(product, market, rng) if pid else (order or "")
+            body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
+                              {"product": ref, "order": order or ""})
             words = self.book.fact_words
             asks = _asks(intent, pid, order, _truth(intent, pid, order, market, words))
-            truth = asks[0].truth
             if second is not None:
                 tail = self._fill(_pick(second[1][second_intent], rng).text, voice, rng)
-                msg.body = msg.body.rstrip("?？!！ ") + _pick(self.book.joiners, rng) + tail
-                asks, truth = _pair(asks, _asks(second_intent, pid, None, _truth(second_intent, pid, None, market, words)))
-            msg.product, msg.order, msg.asks, msg.truth = pid, order, asks, truth
+                body = body.rstrip("?？!！ ") + _pick(self.book.joiners, rng) + tail
+                asks = _pair(asks, _asks(second_intent, pid, None, _truth(second_intent, pid, None, market, words)))
+        # Chat typed before the stream opened (negative times) waits from the opening on.
+        msg = ChatMessage(mid, viewer, "", now, asks, payload, deadline=max(now, 0.0) + persona.patience_s, ref=ref,
+                          body=body, strikes=viewer.strikes, featured=market.featured)
         msg.text = self._dress(voice, intent, msg.body, rng, fits)
         if self.phraser is not None:
             self._rephrase(msg, persona, market, rng, list(recent))
@@ -242,7 +258,7 @@ class ChatWriter:
                 slots["said"] = self._said(answer.stated[0], market)
                 slots["ask"] = self._fill(_pick(seconds, rng).text, voice, rng)
         body = self._line(fits, viewer.persona, voice, intent, product, rng, viewer.strikes, slots)
-        msg = ChatMessage(mid, viewer, intent, "", now, product=product.id, strikes=viewer.strikes,
+        msg = ChatMessage(mid, viewer, "", now, _asks(intent, product.id, None, ()), strikes=viewer.strikes,
                           ref=slots["product"], body=body, featured=market.featured)
         msg.text = self._dress(voice, intent, body, rng, fits)
         return msg
@@ -335,33 +351,18 @@ class ChatWriter:
             self.fell_back += 1
 
 
-#: Asks shared by every message (of any room) that asks the same: an Ask is immutable and
-#: never told apart by identity, and sharing spares the cyclic GC two objects per message
-#: kept in the chat (64 rooms side by side keep many). One-ask tuples are keyed on intent,
-#: product, order and the truth tuple's identity, two-ask tuples (with their facts) on the
-#: two Asks'; what an id is of is kept in the entry, so the id is no other's while it lives.
-_ASKS: dict[tuple, tuple[tuple[Fact, ...], tuple[Ask]]] = {}
-_PAIRS: dict[tuple[int, int], tuple[Ask, Ask, tuple[Ask, Ask], tuple[Fact, ...]]] = {}
-
-
+@functools.lru_cache(maxsize=8192)
 def _asks(intent: str, product: str | None, order: str | None, truth: tuple[Fact, ...]) -> tuple[Ask]:
-    hit = _ASKS.get((intent, product, order, id(truth)))
-    if hit is None or hit[0] is not truth:
-        if len(_ASKS) >= 8192:
-            _ASKS.clear()
-        hit = _ASKS[intent, product, order, id(truth)] = (truth, (Ask(intent, product, order, truth),))
-    return hit[1]
+    """The asks of a one-ask message. Shared by every message (of any room) that asks the
+    same: an Ask is frozen and compared by value, and sharing spares the cyclic GC two
+    objects per message kept in the chat (64 rooms side by side keep many)."""
+    return (Ask(intent, product, order, truth),)
 
 
-def _pair(first: tuple[Ask], second: tuple[Ask]) -> tuple[tuple[Ask, Ask], tuple[Fact, ...]]:
-    """The asks of a two-ask message and their facts together."""
-    a, b = first[0], second[0]
-    hit = _PAIRS.get((id(a), id(b)))
-    if hit is None or hit[0] is not a or hit[1] is not b:
-        if len(_PAIRS) >= 8192:
-            _PAIRS.clear()
-        hit = _PAIRS[id(a), id(b)] = (a, b, (a, b), a.truth + b.truth)
-    return hit[2], hit[3]
+@functools.lru_cache(maxsize=8192)
+def _pair(first: tuple[Ask], second: tuple[Ask]) -> tuple[Ask, Ask]:
+    """The asks of a two-ask message (shared, as :func:`_asks`)."""
+    return (first[0], second[0])
 
 
 def _truth(intent: str, product: str | None, order: str | None, market: Market, words) -> tuple[Fact, ...]:
@@ -379,7 +380,7 @@ def _truth(intent: str, product: str | None, order: str | None, market: Market, 
 
 def _missing_ask(msg: ChatMessage, missing) -> Ask:
     keys = {f.key for f in missing}
-    return next((a for a in msg.asks if any(f.key in keys for f in a.truth)), msg.asks[0] if msg.asks else Ask(msg.intent))
+    return next((a for a in msg.asks if any(f.key in keys for f in a.truth)), msg.asks[0])
 
 
 def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
@@ -391,7 +392,7 @@ def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
     hit = market.memo.get(key)
     if hit is not None and hit[0] is msg and hit[1] == msg.asks:
         return hit[2]
-    asks = msg.asks or (Ask(msg.intent, msg.product, msg.order),)
+    asks = msg.asks
     # Two asks may need the same fact (a flash sale's price answers "price?" and "deal?"): once.
     facts = tuple(dict.fromkeys(f for a in asks for f in _truth(a.intent, a.product, a.order, market, words)))
     market.memo[key] = (msg, msg.asks, facts)

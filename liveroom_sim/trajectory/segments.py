@@ -33,6 +33,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from liveroom_sim.sim.room import Room
+
 __all__ = ["SegmentEnv", "fast_forward", "segment_prompt", "segment_start", "settle_early_end"]
 
 
@@ -79,7 +81,7 @@ def fast_forward(env, start_turn: int | None = None, reference=None, start_s: fl
             break
     room = room_env.room
     # What the policy is scored on starts here: the reference's steps are not its own.
-    room.returns = dict.fromkeys(room.returns, 0.0)
+    room.ledger.restart()
     info = {**info, "reward_breakdown": dict.fromkeys(room.returns, 0.0)}
     info.pop("episode", None)
     return obs, info, played
@@ -93,7 +95,7 @@ def segment_prompt(messages: list[dict]) -> list[dict]:
     >>> segment_prompt([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
     [{'role': 'system', 'content': 'S'}, {'role': 'user', 'content': 'U'}]
     """
-    from liveroom_sim.sim.history import flatten_message
+    from liveroom_sim.sim.chat.history import flatten_message
 
     system, update, earlier = messages[0], messages[-1], messages[1:-1]
     text = update["content"] or ""
@@ -103,7 +105,7 @@ def segment_prompt(messages: list[dict]) -> list[dict]:
     return [{"role": "system", "content": system["content"]}, {"role": "user", "content": text}]
 
 
-def settle_early_end(room) -> dict[str, float]:
+def settle_early_end(room: Room) -> dict[str, float]:
     """What the room loses when a rollout stops before the stream ends, by component.
 
     :meth:`~liveroom_sim.sim.room.Room.settle` plays the rest of the stream with no host

@@ -16,6 +16,7 @@ import pydantic
 from liveroom_sim.errors import SpecError, UnknownNameError
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.derived import derived
 
 Category = Literal["skincare", "apparel", "snacks", "electronics"]
 
@@ -66,6 +67,16 @@ class _ProductBase(Frozen):
     def kind_noun(self) -> str:
         """The word viewers use for this kind of product (see ``kind``)."""
         return self.kind or self.name.split()[-1].lower()
+
+    @derived
+    def details(self) -> dict:
+        """Brand, category attributes and warranty, as the product lookup tool returns
+        them (JSON values; read-only: a tool hands out copies)."""
+        return {k: v for k, v in self.model_dump(mode="json").items() if k not in _NOT_DETAILS}
+
+
+#: What a product lookup leaves to the other tools (prices, stock, terms) or to no one.
+_NOT_DETAILS = frozenset({"price", "list_price", "stock", "shipping", "returns", "aliases", "pitch"})
 
 
 class SkincareProduct(_ProductBase):
@@ -166,6 +177,14 @@ class Catalog(Frozen):
     def by_id(self) -> dict[str, "Product"]:
         """Products by id (read-only: built once, the catalog is frozen)."""
         return {p.id: p for p in self.products}
+
+    @derived
+    def lineup(self) -> str:
+        """The lineup as the system prompt lists it: one line per product, its id, name,
+        brand and aliases (the same for a drawn catalog as for its base)."""
+        if self.base is not self:
+            return self.base.lineup
+        return "\n".join(f"- {p.id}: {p.name} ({'; '.join((p.brand, *p.aliases))})" for p in self.products)
 
     def product(self, product_id: str) -> "Product":
         """Return one product, or raise :class:`UnknownNameError` with suggestions."""

@@ -11,6 +11,7 @@ from typing import Literal
 import pydantic
 
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.derived import derived
 
 Severity = Literal["minor", "major", "severe"]
 SEVERITY_COST = {"minor": 0.25, "major": 0.5, "severe": 1.0}
@@ -115,15 +116,15 @@ class RuleSet(Frozen):
         set (:func:`liveroom_sim.rewards.rulebook.rulebook`) is kept per object, so it is
         built once per spec instead of once per episode.
         """
-        key = (id(self), id(other))
-        hit = _PLUS.get(key)
-        if hit is not None and hit[0] is self and hit[1] is other:
-            return hit[2]
-        if len(_PLUS) > 256:
-            _PLUS.clear()
-        merged = self._plus(other)
-        _PLUS[key] = (self, other, merged)
+        merged = self._sums.get(other)  # (by value: rule sets are frozen and hashable)
+        if merged is None:
+            merged = self._sums[other] = self._plus(other)
         return merged
+
+    @derived
+    def _sums(self) -> dict["RuleSet", "RuleSet"]:
+        """The rule sets :meth:`plus` made from this one, by the update added."""
+        return {}
 
     def _plus(self, other: "RuleSet") -> "RuleSet":
         return RuleSet(
@@ -135,11 +136,6 @@ class RuleSet(Frozen):
             not_refusals=tuple(dict.fromkeys(self.not_refusals + other.not_refusals)),
             negations=tuple(dict.fromkeys(self.negations + other.negations)),
         )
-
-
-#: ``(id(a), id(b)) -> (a, b, a.plus(b))`` (the objects are kept, so an id is never reused
-#: while its entry stands).
-_PLUS: dict[tuple[int, int], tuple[RuleSet, RuleSet, RuleSet]] = {}
 
 
 def _union(old: tuple, new: tuple, key) -> tuple:

@@ -164,13 +164,13 @@ def test_a_full_room_gets_the_same_names_and_draws_as_one_draw_per_number(seed, 
     book = NameBook(w.phrasebook, w.spec.language)
     rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
     for i in range(n):
-        got = book._from_pool(w.phrasebook.names, rng)
+        got = book.from_pool(w.phrasebook.names, rng)
         assert got == _pool_tries_one_number_at_a_time(book, w.phrasebook.names, ref)
         assert rng.random() == ref.random()  # the generators stay in step
         if got is not None:
-            book._take(got)
+            book.take(got)
         else:
-            book._take(f"overflow{chr(0x4e00 + i)}")
+            book.take(f"overflow{chr(0x4e00 + i)}")
 
 
 # ----------------------------------------------------------------- repeats
@@ -211,8 +211,7 @@ def test_a_follow_up_quotes_what_the_host_said_and_asks_what_is_missing(env_id, 
 
     price = required_facts("price", "sk-serum-01", market, w.phrasebook.fact_words)
     ship = required_facts("shipping", "sk-serum-01", market, w.phrasebook.fact_words)
-    asked = ChatMessage(0, v, "price", "q", 0.0, product="sk-serum-01",
-                        asks=(Ask("price", "sk-serum-01", truth=price), Ask("shipping", "sk-serum-01", truth=ship)))
+    asked = ChatMessage(0, v, "q", 0.0, (Ask("price", "sk-serum-01", truth=price), Ask("shipping", "sk-serum-01", truth=ship)))
     answer = SimpleNamespace(stated=price, missing=ship)
     for _ in range(20):
         f = writer.room_message(v, "follow_up", asked, 5.0, 1, market, rng, answer)
@@ -256,7 +255,7 @@ def test_messages_close_together_reach_the_host_as_one_request_and_need_every_as
     assert mine[-1].at - mine[0].at <= MERGE_WINDOW_S
     waiting = info["messages"][-1]["content"].split("waiting for an answer:")[-1]
     assert req.text in waiting, "the waiting list shows one request with every part"
-    facts = env.room._facts(req)
+    facts = env.room.facts_of(req)
     assert len(facts) >= sum(len(a.truth) for a in req.asks[:2]) - 1
     assert {f.key for a in req.asks for f in a.truth} <= {f.key for f in facts}
 

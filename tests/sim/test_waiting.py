@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 import liveroom_sim  # noqa: F401  (registers the envs)
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 from liveroom_sim.rewards.analysis import addresses
-from liveroom_sim.sim.reactions import _first_addressed
-from liveroom_sim.sim.viewers import ChatMessage, Viewer
+from liveroom_sim.sim.reactions import first_addressed
+from liveroom_sim.sim.viewers import Ask, ChatMessage, Viewer
 from liveroom_sim.sim.waiting import Waiting
 
 
 def _msg(mid: int, viewer: Viewer, deadline: float, intent: str = "price") -> ChatMessage:
-    return ChatMessage(mid, viewer, intent, f"m{mid}", 0.0, deadline=deadline)
+    return ChatMessage(mid, viewer, f"m{mid}", 0.0, (Ask(intent),), deadline=deadline)
 
 
 def test_waiting_keeps_posting_order_places_and_deadlines():
@@ -74,4 +74,4 @@ def test_first_addressed_is_the_first_viewer_the_pattern_finds(names, text, fmt,
             text += " " + mention + data.draw(st.sampled_from(["", "2", ".", " hi"]))
     pending = [SimpleNamespace(viewer=SimpleNamespace(name=n)) for n in names]
     found = [m.viewer for m in pending if addresses(text, m.viewer.name, fmt)]
-    assert _first_addressed(text, pending, fmt) is (found[0] if found else None)
+    assert first_addressed(text, pending, fmt) is (found[0] if found else None)

@@ -52,21 +52,3 @@ def flatten_message(m: dict) -> str:
     for c in m.get("tool_calls") or ():
         body += f"\n-> {c['function']['name']}({c['function']['arguments']})"
     return f"{m['role']}: {body}"
-
-
-def room_update(clock: float, market, crowd, harness, notes: list[str], new_chat: list) -> str:
-    """The text of a room update: clock, featured product, ops notes, new chat and the
-    questions still waiting (at most 8, oldest first)."""
-    featured = market.catalog.by_id[market.featured]
-    mm, ss = divmod(int(clock), 60)
-    lines = [f"[{mm:02d}:{ss:02d}] featured: {featured.name} ({featured.id}) | viewers: {len(crowd.present)}"]
-    lines += [f"ops: {n}" for n in notes]
-    if new_chat:
-        lines.append("chat:")
-        lines += [f"{m.viewer.name}: {m.text}" for m in new_chat[-12:]]
-    waiting = crowd.waiting()[:8]
-    if waiting:
-        lines.append("waiting for an answer:")
-        lines += [f"- {harness.constraints.mention_format.format(name=m.viewer.name)} "
-                  f"({clock - m.at:.0f}s): {m.text}" for m in waiting]
-    return "\n".join(lines)

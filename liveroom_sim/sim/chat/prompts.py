@@ -11,6 +11,9 @@ prompt the previous one rendered.
 from __future__ import annotations
 
 from liveroom_sim.harness import prompt
+from liveroom_sim.harness.core import Harness
+from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.world.market import Market
 
 
 class SystemPrompts:
@@ -27,7 +30,7 @@ class SystemPrompts:
         self._triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
         self._skill_hits: dict[int, frozenset[str]] = {}
 
-    def text(self, harness, market, crowd) -> str:
+    def text(self, harness: Harness, market: Market, crowd: Crowd) -> str:
         """The system prompt for ``harness``, ``market`` and ``crowd`` as they are now."""
         if self._step == (crowd.version, market.version, harness):
             return self._text
@@ -43,7 +46,7 @@ class SystemPrompts:
         self._text = _render(harness, market, self.language, self.room_info, skills, self._room)
         return self._text
 
-    def _active_skills(self, harness, crowd) -> frozenset[str]:
+    def _active_skills(self, harness: Harness, crowd: Crowd) -> frozenset[str]:
         """Skills whose triggers appear in the waiting chat (each message read once)."""
         if self._skills_for is not harness:
             # Per harness state: the triggered skills with their trigger words lower-cased
@@ -70,7 +73,7 @@ class SystemPrompts:
 _NONE: frozenset[str] = frozenset()
 
 
-def _render(harness, market, language: str, room_info: dict, skills: frozenset[str], room: tuple) -> str:
+def _render(harness: Harness, market: Market, language: str, room_info: dict, skills: frozenset[str], room: tuple) -> str:
     """:func:`prompt.system_prompt`, kept by what it reads. Waiting chat switches skills in
     and out, so a few prompts alternate in a room, and every episode of a spec opens on
     the same few. Keyed on the harness, rule set and base catalog by identity (frozen
@@ -89,19 +92,3 @@ def _render(harness, market, language: str, room_info: dict, skills: frozenset[s
 
 
 _PROMPTS: dict[tuple, tuple] = {}
-
-
-def tool_schemas(harness) -> list[dict]:
-    """:func:`prompt.tool_schemas`, made once per harness state and shared by every room
-    of it (each new episode of an unaugmented spec shows the same tools): keyed on the
-    harness by identity (frozen; the entry holds it, so an id reused later never
-    matches). Read-only, as the room's ``tools()`` says."""
-    hit = _TOOLS.get(id(harness))
-    if hit is None or hit[0] is not harness:
-        if len(_TOOLS) >= 256:  # (augmentation makes a harness per episode)
-            _TOOLS.clear()
-        hit = _TOOLS[id(harness)] = (harness, prompt.tool_schemas(harness))
-    return hit[1]
-
-
-_TOOLS: dict[int, tuple] = {}

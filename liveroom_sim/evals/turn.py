@@ -17,7 +17,6 @@ from liveroom_sim.evals.grade import grade
 from liveroom_sim.evals.replay import turn_limit
 from liveroom_sim.harness.actions import parse_action
 from liveroom_sim.rewards.context import Outcome
-from liveroom_sim.sim.context import reply_context
 from liveroom_sim.sim.hooks import fired_hooks
 from liveroom_sim.sim.reactions import reply_target
 
@@ -109,9 +108,9 @@ class AgentTurn:
         room = self.room
         target = next((m for m in room.crowd.pending if m.mid == self.case.question.mid), None)
         if target is None:
-            target = reply_target(text, room.crowd, room.harness.constraints.mention_format, room._facts)
+            target = reply_target(text, room.crowd, room.harness.constraints.mention_format, room.facts_of)
         lat = room.spec.latency
-        ctx = reply_context(room, text, target, lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000))
+        ctx = room.reply_context(text, target, lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000))
         hooks = fired_hooks(ctx)
         self.ctx = ctx.with_outcome(Outcome(), tuple(f"{h.type}:{h.action}" for h, _ in hooks))
         self.breakdown = room.reward_model.score(self.ctx)

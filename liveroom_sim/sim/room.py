@@ -292,7 +292,6 @@ class Room:
         """The facts a full answer to ``m`` states as of now (none for what is no question of fact)."""
         return ask_facts(m, self.market, self.words) if m.is_fact_question else ()
 
-    _facts = facts_of  # (the name evals.turn reads)
 
     # ---------------------------------------------------------------- the world moves
     def _advance(self, to: float) -> list[dict]:

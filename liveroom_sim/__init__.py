@@ -33,16 +33,44 @@ def register_spec(path: str | Path, env_id: str | None = None) -> str:
     Args:
         path: The spec YAML (its catalog, campaign, harness... paths are relative to it).
         env_id: The id to register; defaults to the spec's ``id``.
+
+    Raises:
+        SpecError: The spec is invalid, or ``env_id`` is registered already for another
+            world (a built-in env, or a spec file of other content): an id names one world,
+            so results labelled with it never mix two.
     """
     from liveroom_sim.spec import load_spec
+    from liveroom_sim.world.paths import resolved
 
     world = load_spec(path)
     env_id = env_id or world.spec.id
-    kwargs = {"spec": str(Path(path).resolve())}
+    kwargs = {"spec": str(resolved(path))}
     known = gym.registry.get(env_id)
     if known is None or known.kwargs != kwargs or known.entry_point != _ENTRY_POINT:
+        _check_not_shadowing(env_id, known, world)
         gym.register(id=env_id, entry_point=_ENTRY_POINT, kwargs=kwargs)
     return env_id
+
+
+def _check_not_shadowing(env_id: str, known, world) -> None:
+    """Refuse to point a registered id at another world. Another file of the same content
+    (a copy of a spec in another checkout) may take its place."""
+    if known is None:
+        return
+    theirs = known.kwargs.get("spec") if known.entry_point == _ENTRY_POINT else None
+    if theirs is not None and Path(theirs).parent != ENVS_DIR:
+        from liveroom_sim.provenance import spec_digest
+        from liveroom_sim.spec import load_spec
+
+        try:
+            if spec_digest(load_spec(theirs)) == spec_digest(world):
+                return
+        except LiveRoomError:
+            return  # the registered file is gone or broken now: this one replaces it
+    owner = "the built-in env" if theirs is not None and Path(theirs).parent == ENVS_DIR else (
+        f"the spec file {theirs}" if theirs is not None else f"another env ({known.entry_point})")
+    raise SpecError(world.path, [f"field 'id': {env_id!r} is registered already for {owner}; give this spec its "
+                                 "own id (e.g. 'My" + env_id + "'), or register it under another one"])
 
 
 def register_envs() -> list[str]:

@@ -2,7 +2,8 @@
 
 Every error a user can cause ends in one line on stderr, ``liveroom CMD: error: ...``, and
 a non-zero exit: 2 for bad options or files, 1 when an endpoint is unreachable, wrong or
-keeps failing (with the URL, credentials removed, and the cause).
+keeps failing (with the URL, credentials removed, and the cause), 3 when a run went through
+but every episode of it failed (with the first error).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from liveroom_sim import resolve_env_id
 
 EXIT_ENDPOINT = 1
 EXIT_USAGE = 2
+EXIT_RUN_FAILED = 3
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -53,8 +55,12 @@ class DeprecatedAlias(argparse.Action):
 
 
 def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
-    """Print ``liveroom COMMAND: error: MESSAGE`` on stderr; returns ``code``."""
-    print(f"liveroom {command}: error: {message}", file=sys.stderr)
+    """Print ``liveroom COMMAND: error: MESSAGE`` on stderr, on one line (a data file's
+    problems, one a line in :class:`~liveroom_sim.errors.SpecError`, are joined with
+    ``;``); returns ``code``."""
+    first, *rest = str(message).splitlines() or [""]
+    problems = [line.strip().removeprefix("- ") for line in rest if line.strip()]
+    print(f"liveroom {command}: error: {' '.join([first, '; '.join(problems)]).strip()}", file=sys.stderr)
     return code
 
 

@@ -2,8 +2,9 @@
 many episodes. Heavy layers are imported when their command runs.
 
 Each prints progress on stderr and its result (one JSON object) on stdout. Exit codes: 0
-when the run completed, 1 when an endpoint was unreachable, wrong or kept failing (one line
-names the URL and the cause), 2 for bad options or files.
+when the run completed, 1 when an endpoint was unreachable, wrong or kept failing, or
+answered nothing usable on most turns (one line names the URL and the cause), 2 for bad
+options or files, 3 when every episode of a run failed (one line gives the first error).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from liveroom_sim.cli.common import (EXIT_ENDPOINT, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
+from liveroom_sim.cli.common import (EXIT_ENDPOINT, EXIT_RUN_FAILED, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
                                      float_in, int_at_least, policy_spec)
 from liveroom_sim.errors import LiveRoomError
 
@@ -126,28 +127,51 @@ def run_rollout(args) -> int:
         report = run_rollouts(config)
     except (LiveRoomError, ValueError, OSError) as exc:
         return fail("rollout", str(exc))
-    print(json.dumps(report))
-    cut = report["errors"] + report["truncated_by_policy"] + report.get("infra_failures", 0)
-    if policy.kind == "openai" and cut:
-        reason = _first_reason(args.out)
-        return fail("rollout", f"{cut} of {report['episodes']} episodes ended early because the endpoint "
-                               f"{endpoint_url(args)} kept failing: {reason} (each record holds its reason)",
-                    EXIT_ENDPOINT)
-    return 0
+    failure = _run_failure(report, args, policy.kind == "openai")
+    if failure is None or report["mean_return"] is not None:  # no zero-filled summary before an error
+        print(json.dumps(report))
+    return fail("rollout", *failure) if failure else 0
 
 
-def _first_reason(path: str) -> str:
-    # infrastructure failures (outages outlasting the patience) are kept in <out>.failures
+def _run_failure(report: dict, args, endpoint: bool) -> tuple[str, int] | None:
+    """Why a finished run is a failed one (its one-line reason and exit code), or None.
+
+    A run fails when every episode failed (whatever the policy), when an endpoint's
+    failures cut episodes short, or when most turns got nothing usable from the endpoint
+    (no choices, a null body): each such turn is played as an empty reply, so the records
+    would look complete while holding no policy at all.
+    """
+    played, url = report["episodes"], endpoint_url(args) if endpoint else ""
+    if played and report["errors"] == played:
+        return (f"{played} of {played} episodes failed: {_first_reason(args.out, 'error')} (each record holds "
+                f"its error; see {args.out})", EXIT_RUN_FAILED)
+    cut = report["errors"] + report["truncated_by_policy"] + report["infra_failures"]
+    if endpoint and cut:
+        return (f"{cut} of {played} episodes ended early because the endpoint {url} kept failing: "
+                f"{_first_reason(args.out)} (each record holds its reason)", EXIT_ENDPOINT)
+    if endpoint and report["steps"] and report["policy_faults"] * 2 > report["steps"]:
+        return (f"{report['policy_faults']} of {report['steps']} turns got nothing usable from the endpoint {url} "
+                f"({_first_reason(args.out, 'last_error')}); each was played as an empty reply, so the records "
+                "hold no policy (their policy_faults count these turns)", EXIT_ENDPOINT)
+    return None
+
+
+def _first_reason(path: str, field: str = "reason") -> str:
+    """The first record's ``field`` that is set (``last_error`` is read from its
+    LLM accounting); infrastructure failures are kept in ``<out>.failures``."""
     for candidate in (Path(path + ".failures"), Path(path), Path(path + ".pending")):
         if not candidate.exists():
             continue
-        for line in candidate.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("reason") or record.get("error"):
-                return record.get("error") or record["reason"]
+        with candidate.open(encoding="utf-8") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                found = (record.get("accounting") or {}).get("last_error") if field == "last_error" else (
+                    record.get("error") or (record.get("reason") if field == "reason" else None))
+                if found:
+                    return found
     return "see the records"
 
 

@@ -31,10 +31,12 @@ class Accounting:
     completion_tokens: int = 0
     seconds: float = 0.0
     errors: int = 0
+    last_error: str | None = None  # what the latest failed call came to (redacted), for the run's one-line reason
 
     def as_dict(self) -> dict:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4), "errors": self.errors}
+        out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+               "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4), "errors": self.errors}
+        return {**out, "last_error": self.last_error} if self.last_error else out
 
 
 class OpenAIAvatar:
@@ -126,8 +128,12 @@ class OpenAIAvatar:
 
     def _failed(self, exc: Exception, start: float) -> EndpointError:
         self._account(start)
+        return self._error(endpoint_failure(exc, self.endpoint))
+
+    def _error(self, error: EndpointError) -> EndpointError:
         self.accounting.errors += 1
-        return endpoint_failure(exc, self.endpoint)
+        self.accounting.last_error = str(error)[:200]
+        return error
 
     def _account(self, start: float) -> None:
         took = time.perf_counter() - start
@@ -138,16 +144,15 @@ class OpenAIAvatar:
     def _actions(self, completion, start: float) -> list[str]:
         self._account(start)
         if not isinstance(completion, dict):
-            self.accounting.errors += 1
-            raise EndpointError(f"the endpoint answered a JSON {type(completion).__name__}, not a chat completion")
+            what = "null" if completion is None else f"a JSON {type(completion).__name__}"
+            raise self._error(EndpointError(f"the endpoint answered {what}, not a chat completion"))
         usage = completion.get("usage")
         if isinstance(usage, dict):
             self.accounting.prompt_tokens += _count(usage.get("prompt_tokens"))
             self.accounting.completion_tokens += _count(usage.get("completion_tokens"))
         choices = completion.get("choices")
         if not choices or not isinstance(choices, list):
-            self.accounting.errors += 1
-            raise EndpointError("the endpoint returned no choices")
+            raise self._error(EndpointError("the endpoint returned no choices"))
         if len(choices) == 1:  # one entry per step, so that entry i is step i
             self.token_log.add(turn_tokens(completion, choices[0]))
         return [self._action(choice.get("message") if isinstance(choice, dict) else None) for choice in choices]

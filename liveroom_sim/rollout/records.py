@@ -5,7 +5,9 @@ Schema (every line of a rollout file):
 - ``group_id`` (int), ``sample_index`` (int), ``seed`` (int): the episode's place. All
   samples of a group share the seed, hence the initial state and viewer behaviour.
 - ``env`` (str), ``policy`` (object, credentials stripped), ``group_size`` (int),
-  ``normalize`` (str): what ran and how (``--resume`` checks them).
+  ``normalize`` (str): what ran and how; ``provenance`` (object): the LiveRoom version,
+  the spec's id and the digests of its files' content and of its reward configuration
+  (:mod:`liveroom_sim.provenance`). ``--resume`` checks them all (the spec by its digest).
 - ``messages`` (list): the trajectory in OpenAI chat format, tool calls and results
   included; ``turn_rewards`` (list): each step's kind and reward breakdown.
 - ``return`` (float) and ``returns`` (component -> sum); ``advantage`` (float):
@@ -105,6 +107,8 @@ class RecordFile:
 
     def stamp(self, record: dict) -> dict:
         record["group_size"], record["normalize"] = self.group_size, self.settings["normalize"]
+        if self.settings.get("provenance"):
+            record["provenance"] = self.settings["provenance"]
         return record
 
     def add(self, record: dict) -> list[dict] | None:

@@ -263,3 +263,52 @@ def test_export_sft_goes_on_after_an_endpoint_failure(tmp_path):
     assert counts["variants"] == 3 and counts["failed_variants"] == 1 and "HTTP 500" in counts["failures"][0]
     rows = _rows(tmp_path / "sft.jsonl")
     assert len(rows) == counts["written"] and {r["meta"]["variant"] for r in rows} == {0, 1, 2}
+
+
+# ---------------------------------------------------------------- runs that must not look fine
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}, "LIVEROOM_PATIENCE_S": "0"}
+    return subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", *args], capture_output=True, text=True,
+                          timeout=180, env=env)
+
+
+def _one_line_reason(done: subprocess.CompletedProcess, command: str = "rollout") -> str:
+    """The run failed: a non-zero exit and exactly one error line on stderr, no traceback."""
+    errors = [line for line in done.stderr.splitlines() if ": error:" in line]
+    assert done.returncode != 0, done.stderr
+    assert len(errors) == 1 and errors[0].startswith(f"liveroom {command}: error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    return errors[0]
+
+
+def test_chaos_an_endpoint_that_answers_only_empty_choices_fails_the_run(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=FaultPlan(rates={"empty_choices": 1.0})) as srv:
+        url = srv.base_url
+        done = _cli("rollout", "--env", TINY, "--policy", "openai", "--base-url", url, "--model", "m",
+                    "--episodes", "2", "--out", str(out))
+    reason = _one_line_reason(done)
+    assert done.returncode == 1 and "no choices" in reason and url in reason
+    rows = _rows(out)  # the records are kept, and say what happened
+    assert rows and all(r["policy_faults"] == r["steps"] > 0 for r in rows)
+
+
+def test_chaos_a_run_whose_every_episode_crashes_fails_whatever_the_policy(tmp_path):
+    broken = tmp_path / "policy.json"
+    broken.write_text(json.dumps({"kind": "liveroom-learned-avatar", "parameters": {"respond": {}}}))
+    done = _cli("rollout", "--env", TINY, "--policy", str(broken), "--episodes", "3", "--out", str(tmp_path / "r.jsonl"))
+    reason = _one_line_reason(done)
+    assert "3 of 3 episodes failed" in reason and "KeyError" in reason
+
+
+def test_chaos_a_spec_file_that_reuses_a_built_in_id_is_refused(tmp_path):
+    from liveroom_sim.world.paths import ENVS_DIR
+
+    spec = tmp_path / "LiveRoom-v0.yaml"
+    spec.write_text(f"extends: {(ENVS_DIR / 'LiveRoom-v0.yaml').resolve()}\nid: LiveRoom-v0\nstream:\n  duration_s: 120\n")
+    done = _cli("rollout", "--env", str(spec), "--episodes", "1", "--out", str(tmp_path / "r.jsonl"))
+    reason = _one_line_reason(done)
+    assert done.returncode == 2 and "LiveRoom-v0" in reason and "built-in" in reason
+    assert not (tmp_path / "r.jsonl").exists()

@@ -35,9 +35,8 @@ def register_spec(path: str | Path, env_id: str | None = None) -> str:
         env_id: The id to register; defaults to the spec's ``id``.
 
     Raises:
-        SpecError: The spec is invalid, or ``env_id`` is registered already for another
-            world (a built-in env, or a spec file of other content): an id names one world,
-            so results labelled with it never mix two.
+        SpecError: The spec is invalid, or ``env_id`` is a built-in env's id (or one
+            registered without a spec file): a file never replaces it.
     """
     from liveroom_sim.spec import load_spec
     from liveroom_sim.world.paths import resolved
@@ -53,24 +52,17 @@ def register_spec(path: str | Path, env_id: str | None = None) -> str:
 
 
 def _check_not_shadowing(env_id: str, known, world) -> None:
-    """Refuse to point a registered id at another world. Another file of the same content
-    (a copy of a spec in another checkout) may take its place."""
-    if known is None:
+    """Refuse to point a built-in id (or one registered other than from a spec file) at
+    this file's world: ``gym.make`` of that id anywhere in the process would return it.
+    Another spec file's id may be taken over (an edited copy, re-registered); runs keep
+    them apart by the spec's content digest (:mod:`liveroom_sim.provenance`)."""
+    theirs = known.kwargs.get("spec") if known is not None and known.entry_point == _ENTRY_POINT else None
+    if known is None or (theirs is not None and (Path(theirs).parent != ENVS_DIR
+                                                 or Path(theirs).resolve() == Path(world.path))):
         return
-    theirs = known.kwargs.get("spec") if known.entry_point == _ENTRY_POINT else None
-    if theirs is not None and Path(theirs).parent != ENVS_DIR:
-        from liveroom_sim.provenance import spec_digest
-        from liveroom_sim.spec import load_spec
-
-        try:
-            if spec_digest(load_spec(theirs)) == spec_digest(world):
-                return
-        except LiveRoomError:
-            return  # the registered file is gone or broken now: this one replaces it
-    owner = "the built-in env" if theirs is not None and Path(theirs).parent == ENVS_DIR else (
-        f"the spec file {theirs}" if theirs is not None else f"another env ({known.entry_point})")
+    owner = "the built-in env" if theirs is not None else f"another env ({known.entry_point})"
     raise SpecError(world.path, [f"field 'id': {env_id!r} is registered already for {owner}; give this spec its "
-                                 "own id (e.g. 'My" + env_id + "'), or register it under another one"])
+                                 f"own id (e.g. 'My{env_id}'), or register it under another one"])
 
 
 def register_envs() -> list[str]:

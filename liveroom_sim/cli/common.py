@@ -109,11 +109,13 @@ def llm_options(p: argparse.ArgumentParser) -> None:
 
 
 def redact_url(url: str | None) -> str:
-    """``url`` without user, password or key-like query values (safe to print).
+    """``url`` without user, password, key-like query values or a key in its path (safe to print).
 
     >>> redact_url("http://me:s3cret@host:8000/v1?api_key=abc&x=1")
     'http://host:8000/v1?api_key=***&x=1'
     """
+    from liveroom_sim.llm.client import mask_path
+
     if not url:
         return "(no URL: set --base-url or $OPENAI_BASE_URL)"
     parts = urlsplit(url)
@@ -122,7 +124,7 @@ def redact_url(url: str | None) -> str:
         netloc += f":{parts.port}"
     query = [(k, "***" if any(s in k.lower() for s in ("key", "token", "secret", "sig")) else v)
              for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*"), ""))
+    return urlunsplit((parts.scheme, netloc, mask_path(parts.path), urlencode(query, safe="*"), ""))
 
 
 def endpoint_url(args) -> str:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from liveroom_sim.llm.client import Endpoint, EndpointError, endpoint_failure
+from liveroom_sim.llm.client import _LONE_SURROGATE, Endpoint, EndpointError, endpoint_failure
 from liveroom_sim.llm.tokens import TOKEN_REQUEST, TokenLog, turn_tokens
 
 __all__ = ["Accounting", "EndpointError", "OpenAIAvatar"]
@@ -32,10 +32,13 @@ class Accounting:
     seconds: float = 0.0
     errors: int = 0
     last_error: str | None = None  # what the latest failed call came to (redacted), for the run's one-line reason
+    invalid_code_points: int = 0  # lone surrogates in what the model said (the room hears U+FFFD)
 
     def as_dict(self) -> dict:
         out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4), "errors": self.errors}
+        if self.invalid_code_points:
+            out["invalid_code_points"] = self.invalid_code_points
         return {**out, "last_error": self.last_error} if self.last_error else out
 
 
@@ -155,7 +158,10 @@ class OpenAIAvatar:
             raise self._error(EndpointError("the endpoint returned no choices"))
         if len(choices) == 1:  # one entry per step, so that entry i is step i
             self.token_log.add(turn_tokens(completion, choices[0]))
-        return [self._action(choice.get("message") if isinstance(choice, dict) else None) for choice in choices]
+        actions = [self._action(choice.get("message") if isinstance(choice, dict) else None) for choice in choices]
+        for action in actions:
+            self.accounting.invalid_code_points += len(_LONE_SURROGATE.findall(action))
+        return actions
 
     def _action(self, message) -> str:
         """The env's action for one choice's message: its content, or a JSON tool turn.

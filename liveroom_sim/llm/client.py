@@ -121,6 +121,12 @@ class Endpoint:
 def _async_openai(base_url: str | None, api_key: str, endpoint: Endpoint):
     import openai
 
+    # aiohttp refuses a URL with user info next to the Authorization header the client
+    # sets ("Cannot combine AUTHORIZATION header ..."): the key goes in the header, as on
+    # the sync client and the direct one.
+    if base_url and "@" in urllib.parse.urlsplit(base_url).netloc:
+        parts = urllib.parse.urlsplit(base_url)
+        base_url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=endpoint.timeout_s,
                               max_retries=endpoint.max_retries, http_client=openai.DefaultAioHttpClient())
 
@@ -318,9 +324,36 @@ def url_secrets(url: str | None) -> set[str]:
     return set()
 
 
+_SECRET_NAME = re.compile(r"key|token|secret|sig|password|auth", re.IGNORECASE)
+_SECRET_LOOKING = re.compile(r"(?:sk|pk|rk|key|tok)[-_][\w-]{8,}|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{20,}")
+
+
+def mask_path(path: str) -> str:
+    """A URL path with the keys some gateways put in it replaced by ``***``: a segment
+    that looks like a key (``sk-...``, or 20+ characters mixing letters and digits), the
+    segment after one named like a key (``/key/VALUE``), and ``name=VALUE`` values.
+
+    >>> mask_path("/sk-abcdef0123456789/v1")
+    '/***/v1'
+    >>> mask_path("/openai/deployments/gpt-4o-mini/v1")
+    '/openai/deployments/gpt-4o-mini/v1'
+    """
+    out, after_name = [], False
+    for segment in path.split("/"):
+        name, eq, _ = segment.partition("=")
+        if eq and _SECRET_NAME.search(name):
+            segment = f"{name}=***"
+        elif segment and (after_name or _SECRET_LOOKING.fullmatch(segment)):
+            segment = "***"
+        after_name = bool(segment) and not eq and _SECRET_NAME.fullmatch(segment.replace("-", "").replace("_", "")
+                                                                          .lower().removeprefix("api")) is not None
+        out.append(segment)
+    return "/".join(out)
+
+
 def safe_url(url: str | None) -> str | None:
-    """``url`` without user info and with every query value replaced by ``***`` (for
-    records and logs)."""
+    """``url`` without user info, with every query value and any key in its path
+    (:func:`mask_path`) replaced by ``***`` (for records and logs)."""
     if not url:
         return url
     try:
@@ -331,18 +364,16 @@ def safe_url(url: str | None) -> str | None:
     if parts.netloc.count("@"):
         netloc = "***@" + netloc
     query = "&".join(f"{k}=***" for k, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, mask_path(parts.path), query, parts.fragment))
 
 
-_URL_USERINFO = re.compile(r"(\w+://)[^/\s@]+@")
-_URL_QUERY = re.compile(r"(://[^\s?]*\?)([^\s#'\"]+)")
+_URL = re.compile(r"\w+://[^\s'\"<>]+")
 
 
 def scrub(text: str, endpoint: Endpoint | None = None) -> str:
-    """:func:`redact`, and user info and query values of any URL in ``text`` masked (for
-    error messages, not for model text)."""
-    text = _URL_USERINFO.sub(r"\1***@", redact(text, endpoint))
-    return _URL_QUERY.sub(lambda m: m.group(1) + re.sub(r"=[^&]*", "=***", m.group(2)), text)
+    """:func:`redact`, and every URL in ``text`` made :func:`safe_url` (user info, query
+    values and keys in its path masked; for error messages, not for model text)."""
+    return _URL.sub(lambda m: safe_url(m.group()) or "", redact(text, endpoint))
 
 
 def endpoint_failure(exc: BaseException, endpoint: Endpoint | None = None) -> EndpointError:
@@ -380,8 +411,10 @@ def endpoint_failure(exc: BaseException, endpoint: Endpoint | None = None) -> En
         message = f"the request timed out{after}"
     elif isinstance(root, UnicodeError):  # text this side could not encode: no outage to wait out
         message, kind = f"{type(root).__name__}: {root}", EndpointError
-    elif isinstance(root, ValueError):  # a body cut off, or not JSON
+    elif isinstance(root, json.JSONDecodeError):  # a body cut off, or not JSON
         message = f"the endpoint's answer is not valid JSON (cut off?): {type(root).__name__}: {root}"
+    elif isinstance(root, ValueError):  # the client refused to make the request: configuration, not an outage
+        message, kind = f"the request could not be made: {type(root).__name__}: {root}", EndpointRefused
     elif any("Connection" in type(c).__name__ for c in chain):
         message = f"connection error: {type(root).__name__}: {root}"
     else:

@@ -103,9 +103,9 @@ def float_in(low: float | None = None, high: float | None = None, *, open_low: b
 def llm_options(p: argparse.ArgumentParser) -> None:
     """The openai-client options every LLM-capable command takes."""
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    p.add_argument("--model", default=None, help="model name at the endpoint")
-    p.add_argument("--temperature", type=float_in(0.0, 2.0), default=None, help="sampling temperature")
-    p.add_argument("--max-tokens", type=int_at_least(1), default=None, help="completion token limit per call")
+    p.add_argument("--model", default=None, help="model name at the endpoint (default: none; openai policies need one)")
+    p.add_argument("--temperature", type=float_in(0.0, 2.0), default=None, help="sampling temperature (default: the server's)")
+    p.add_argument("--max-tokens", type=int_at_least(1), default=None, help="completion token limit per call (default: the server's)")
 
 
 def redact_url(url: str | None) -> str:

@@ -77,7 +77,7 @@ def run_demo(args) -> int:
     summary = {
         "env": env.world.spec.id, "seed": args.seed, "policy": label,
         "return": round(result.total, 4),
-        "returns": {k: round(v, 4) for k, v in result.returns.items() if k != "total"},
+        "returns": {k: round(v, 4) for k, v in result.returns.items()},
         "weights": weights,
         "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
         "metrics": result.metrics,
@@ -88,7 +88,9 @@ def run_demo(args) -> int:
         summary["truncated_reason"] = result.reason
     if result.accounting:
         summary["accounting"] = result.accounting
-    if args.json:
+    if result.reason and not result.steps:
+        pass  # the endpoint failed before the first turn: a summary would be all zeros
+    elif args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
         print_summary(summary, out, brief=args.brief)

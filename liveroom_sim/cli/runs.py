@@ -10,6 +10,7 @@ options or files, 3 when every episode of a run failed (one line gives the first
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from liveroom_sim.cli.common import (EXIT_ENDPOINT, EXIT_RUN_FAILED, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
@@ -80,6 +81,7 @@ def add_run_parsers(sub, llm_options) -> None:
     sft.add_argument("--episodes", type=pos, default=10, help="episodes (seeds)")
     sft.add_argument("--augment", type=pos, default=4, help="augmented harness variants per episode (K)")
     sft.add_argument("--out", required=True, help="the JSONL file to write")
+    sft.add_argument("--force", action="store_true", help="replace the output file if it exists")
     sft.add_argument("--min-reward", type=float_in(), default=0.0,
                      help="replies whose turn reward is below this are kept as context only (weight 0)")
     sft.add_argument("--full-retry-share", type=float_in(0.0, 1.0), default=0.2,
@@ -87,18 +89,21 @@ def add_run_parsers(sub, llm_options) -> None:
                           "the rest keep only the final reply")
     sft.add_argument("--seed", type=nonneg, default=0, help="first episode's seed")
     sft.add_argument("--policy", default=None, help=f"the teacher: {POLICY_HELP}")
-    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias, help="deprecated: use --policy")
+    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias, help="deprecated: use --policy (default: as --policy)")
     llm_options(sft)
     sft.set_defaults(func=run_export_sft)
 
 
-def _out_file(command: str, out: str) -> str | None:
-    """Why ``out`` cannot be written as a file (a folder, or a missing parent), or None."""
+def _out_file(command: str, out: str, replace: bool = True) -> str | None:
+    """Why ``out`` cannot be written as a file (a folder, a missing parent, or a file
+    there already when ``replace`` is false), or None."""
     path = Path(out)
     if path.is_dir() or out.endswith(("/", "\\")):
         return f"--out {out!r} is a folder; give a file name such as {str(path / 'rollouts.jsonl')!r}"
     if not path.parent.exists():
         return f"--out {out!r}: the folder {str(path.parent)!r} does not exist"
+    if not replace and path.exists():
+        return f"{out} exists: pass --force to replace it"
     return None
 
 
@@ -107,6 +112,11 @@ def run_rollout(args) -> int:
 
     if problem := _out_file("rollout", args.out):
         return fail("rollout", problem)
+    if args.episodes % args.group_size:
+        groups = -(-args.episodes // args.group_size)
+        print(f"liveroom rollout: note: --episodes {args.episodes} is not a multiple of --group-size "
+              f"{args.group_size}: playing {groups * args.group_size} episodes ({groups} groups of {args.group_size})",
+              file=sys.stderr)
     try:
         policy = policy_spec(args)
         if args.direct:
@@ -231,7 +241,7 @@ def _print_latency(report: dict, turns: int) -> None:
 def run_export_sft(args) -> int:
     from liveroom_sim.train.sft import export_sft
 
-    if problem := _out_file("export-sft", args.out):
+    if problem := _out_file("export-sft", args.out, replace=args.force):
         return fail("export-sft", problem)
     try:
         env = env_id(args.env)

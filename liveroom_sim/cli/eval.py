@@ -77,7 +77,7 @@ def run_generate(args) -> int:
 def run_eval_command(args) -> int:
     from liveroom_sim.evals.cases import SuiteError
     from liveroom_sim.evals.runner import EvalConfig, run_eval
-    from liveroom_sim.evals.summary import markdown, summarize, write_outputs
+    from liveroom_sim.evals.summary import markdown, run_provenance, summarize, write_outputs
     from liveroom_sim.llm.client import Endpoint
 
     from liveroom_sim.evals.baselines import BASELINES, BaselineSpec
@@ -115,8 +115,9 @@ def run_eval_command(args) -> int:
         return fail("eval", str(exc))
     summary = summarize(records, headers, config.settings(headers))
     summary["seconds"] = round(time.perf_counter() - start, 2)
+    summary["provenance"] = run_provenance(records, headers)
     write_outputs(config.out, records, summary)
     print(markdown(summary), end="")
     print(f"{len(records)} cases in {summary['seconds']:.1f} s; wrote {config.out / 'results.json'} and "
-          f"{config.out / 'summary.md'}")
+          f"{config.out / 'summary.md'} (`liveroom report {config.out}` makes an HTML report of them)")
     return 0

@@ -112,3 +112,23 @@ def test_a_source_it_cannot_read_is_one_line(tmp_path, capsys, make, message):
     assert main(["report", str(source)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_an_eval_folder_is_a_report_with_per_suite_tables_and_failed_cases(tmp_path, capsys):
+    out = tmp_path / "eval"
+    assert main(["eval", "--suite", "lsqa,robust", "--limit", "6", "--policy", "naive", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    prov = results["summary"]["provenance"]
+    assert prov["suites"]["lsqa"] and all(len(p["spec_digest"]) == 16 for p in prov["specs"].values())
+    assert main(["report", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    pages = sections(html)
+    assert {"overview", "suite-lsqa", "suite-robust", "failures"} <= set(pages)
+    assert "pass@1" in pages["suite-lsqa"] and "<table>" in pages["suite-robust"]
+    failed = [c for c in results["cases"] if not all(s["verdict"].get("pass") for s in c["samples"])]
+    assert failed  # the naive host fails some cases
+    shown = failed[:8]
+    for case in shown:  # each failure with its transcript: the question, then what the policy did
+        assert f'id="case-{case["id"]}"' in pages["failures"]
+        assert case["inputs"]["question"]["text"].split()[0] in pages["failures"]
+    assert prov["specs"] and next(iter(prov["specs"].values()))["spec_digest"] in pages["overview"]

@@ -252,7 +252,8 @@ def run_export_sft(args) -> int:
         return fail("export-sft", problem, EXIT_ENDPOINT)
     try:
         counts = export_sft(env, args.episodes, args.augment, args.out, spec.build(args.seed),
-                            min_reward=args.min_reward, seed=args.seed, full_retry_share=args.full_retry_share)
+                            min_reward=args.min_reward, seed=args.seed, full_retry_share=args.full_retry_share,
+                            progress=sys.stderr.isatty())  # its progress redraws one line: not for a log
     except LiveRoomError as exc:
         where = f"the endpoint {endpoint_url(args)} failed: " if spec.kind == "openai" else ""
         return fail("export-sft", f"{where}{exc}", EXIT_ENDPOINT if where else 2)

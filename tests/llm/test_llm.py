@@ -401,3 +401,15 @@ def test_lone_surrogates_in_replies_never_reach_what_the_room_shows(backend):
     assert "@mia hi \ufffd, the serum is $20 \ufffd today" in said  # as the room heard it: U+FFFD
     assert all("\ud83d" not in s and "\udfff" not in s for s in sent[1:])
     assert result.accounting["invalid_code_points"] == 2 * avatar.accounting.calls
+
+
+def test_progress_in_a_log_is_lines_never_carriage_returns(tmp_path):
+    import subprocess
+    import sys
+
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", "latency", "--env", TINY, "--base-url",
+                               srv.base_url, "--model", "m", "--sessions", "2", "--turns", "5"], capture_output=True,
+                              timeout=120)  # bytes: text mode would read a carriage return as a new line
+    assert done.returncode == 0, done.stderr
+    assert b"\r" not in done.stderr and b"[latency] 10/10 turns, 0 errors\n" in done.stderr

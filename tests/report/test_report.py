@@ -183,3 +183,13 @@ def test_every_campaign_event_has_a_note_in_the_report(rollout_file):
     notes = re.findall(r'<td class="l">[^<]*</td><td class="l">([^<]*)</td></tr>', table)
     assert notes and all(n.strip() for n in notes), table
     assert "price" in table and "code=" not in table  # said in words, not as fields
+
+
+def test_the_overview_names_the_provenance_and_warns_of_mixed_worlds(rollout_file, tmp_path):
+    rows = records(rollout_file)
+    digest = rows[0]["provenance"]["spec_digest"]
+    assert digest in sections(build_report(rollout_file))["overview"]
+    rows[1]["provenance"] = {**rows[1]["provenance"], "spec_digest": "0123456789abcdef"}
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "different versions of the same spec" in sections(build_report(mixed))["overview"]

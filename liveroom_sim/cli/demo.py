@@ -69,8 +69,10 @@ def run_demo(args) -> int:
     if transcript is not None:
         print(f"== {env.world.spec.room.name} ({env.world.spec.id}, seed {args.seed}, policy {label})", file=out)
         print(legend(env.world.spec.reward.components), file=out)
-        print(f"showing {'every turn' if args.full else f'the first {FIRST_TURNS} turns, then one exchange a stream minute and every campaign event'}; the episode summary is at the end"
-              + ("" if args.full else " (--full prints every turn)"), file=out)
+        shown = "every turn" if args.full else (f"the first {FIRST_TURNS} turns, then one exchange a stream minute "
+                                                 "and every campaign event")
+        print(f"showing {shown}; the episode summary is at the end" + ("" if args.full else " (--full prints every turn)"),
+              file=out)
         _, info = env.reset(seed=args.seed)
         tally["events"] += len(info.get("events") or [])
         transcript.start(info)

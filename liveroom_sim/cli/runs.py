@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from liveroom_sim.cli.common import (EXIT_ENDPOINT, EXIT_RUN_FAILED, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
-                                     float_in, int_at_least, policy_spec)
+from liveroom_sim.cli.common import (EXIT_ENDPOINT, EXIT_RUN_FAILED, DeprecatedAlias, check_endpoint, endpoint_url,
+                                     env_id, fail, float_in, int_at_least, policy_spec)
 from liveroom_sim.errors import LiveRoomError
 
 POLICY_HELP = ("scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` folder); "
@@ -89,7 +89,8 @@ def add_run_parsers(sub, llm_options) -> None:
                           "the rest keep only the final reply")
     sft.add_argument("--seed", type=nonneg, default=0, help="first episode's seed")
     sft.add_argument("--policy", default=None, help=f"the teacher: {POLICY_HELP}")
-    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias, help="deprecated: use --policy (default: as --policy)")
+    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias,
+                     help="deprecated: use --policy (default: as --policy)")
     llm_options(sft)
     sft.set_defaults(func=run_export_sft)
 

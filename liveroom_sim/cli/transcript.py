@@ -30,8 +30,6 @@ def legend(components) -> str:
             f"reward = weight x score per component ({names}), summing to the turn's total | !! = campaign event | "
             "BLOCKED = a hook stopped the reply | FAULT = a tool call failed")
 
-
-LEGEND = legend(("factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome"))
 _WAITING = re.compile(r"^- (.*?) \(\d+s\): (.*)$")
 
 

@@ -33,16 +33,36 @@ def register_spec(path: str | Path, env_id: str | None = None) -> str:
     Args:
         path: The spec YAML (its catalog, campaign, harness... paths are relative to it).
         env_id: The id to register; defaults to the spec's ``id``.
+
+    Raises:
+        SpecError: The spec is invalid, or ``env_id`` is a built-in env's id (or one
+            registered without a spec file): a file never replaces it.
     """
     from liveroom_sim.spec import load_spec
+    from liveroom_sim.world.paths import resolved
 
     world = load_spec(path)
     env_id = env_id or world.spec.id
-    kwargs = {"spec": str(Path(path).resolve())}
+    kwargs = {"spec": str(resolved(path))}
     known = gym.registry.get(env_id)
     if known is None or known.kwargs != kwargs or known.entry_point != _ENTRY_POINT:
+        _check_not_shadowing(env_id, known, world)
         gym.register(id=env_id, entry_point=_ENTRY_POINT, kwargs=kwargs)
     return env_id
+
+
+def _check_not_shadowing(env_id: str, known, world) -> None:
+    """Refuse to point a built-in id (or one registered other than from a spec file) at
+    this file's world: ``gym.make`` of that id anywhere in the process would return it.
+    Another spec file's id may be taken over (an edited copy, re-registered); runs keep
+    them apart by the spec's content digest (:mod:`liveroom_sim.provenance`)."""
+    theirs = known.kwargs.get("spec") if known is not None and known.entry_point == _ENTRY_POINT else None
+    if known is None or (theirs is not None and (Path(theirs).parent != ENVS_DIR
+                                                 or Path(theirs).resolve() == Path(world.path))):
+        return
+    owner = "the built-in env" if theirs is not None else f"another env ({known.entry_point})"
+    raise SpecError(world.path, [f"field 'id': {env_id!r} is registered already for {owner}; give this spec its "
+                                 f"own id (e.g. 'My{env_id}'), or register it under another one"])
 
 
 def register_envs() -> list[str]:

@@ -27,7 +27,7 @@ from liveroom_sim.world.campaign import Campaign, load_campaign
 from liveroom_sim.world.catalog import Catalog, load_catalog
 from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.draw import draw_world
-from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR
+from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR, resolved
 from liveroom_sim.world.ranges import WorldRanges
 from liveroom_sim.world.personas import Persona, load_personas
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
@@ -206,7 +206,7 @@ def load_spec(path: Path | str) -> World:
         SpecError: for the first file that is invalid, naming it, the field and what was
             expected; also when the campaign names products the catalog lacks.
     """
-    path = Path(path).resolve()
+    path = resolved(path)
     return _load_spec(path, _fingerprint(path))
 
 
@@ -229,7 +229,7 @@ def spec_files(path: Path, *, folders: bool = False) -> list[Path]:
     folders too: a folder's time changes when a file is added). Only those files are
     looked at (scanning the spec's folder cost seconds a ``gym.make`` where a spec sat
     beside a virtual environment)."""
-    path = Path(path).resolve()
+    path = resolved(path)
     files: list[Path] = []
     try:
         data = _read_with_base(path, read=files)
@@ -257,6 +257,7 @@ def _load_spec(path: Path, _fingerprint: tuple) -> World:
     # data file gives a new world.
     spec = datafile.validate(SpecFile, _read_with_base(path), path)
     here = path.parent
+    _check_named_files(spec, here, path)
     dirs = [PERSONAS_DIR, *(here / d for d in spec.viewers.persona_dirs)]
     world = World(
         spec=spec,
@@ -271,6 +272,16 @@ def _load_spec(path: Path, _fingerprint: tuple) -> World:
     _check_references(world, here / spec.campaign)
     _check_world_ranges(world, path)
     return world
+
+
+def _check_named_files(spec: SpecFile, here: Path, path: Path) -> None:
+    """Each file the spec names exists: a missing one is named with the spec's field (the
+    error of reading it would name only the missing path, as if it were unreadable)."""
+    missing = [f"field '{key}': no {'folder' if key == 'harness' else 'file'} {getattr(spec, key)!r} (looked for "
+               f"{here / getattr(spec, key)}; paths are relative to the spec file)"
+               for key in _PATH_FIELDS if not (here / getattr(spec, key)).exists()]
+    if missing:
+        raise SpecError(path, missing)
 
 
 def _personas(dirs: list[Path], spec: SpecFile, path: Path) -> dict[str, Persona]:
@@ -289,12 +300,11 @@ def _read_with_base(path: Path, seen: tuple[Path, ...] = (), read: list[Path] | 
     if read is not None:
         read.append(path)
     data = datafile.read_yaml(path)
-    if not isinstance(data, dict):
-        raise SpecError(path, ["(top level): expected a mapping of spec fields"])
+    datafile.foreign(data, (*SpecFile.model_fields, "extends"), path, "an env spec")
     base_name = data.pop("extends", None)
     if base_name is None:
         return data
-    base = (path.parent / str(base_name)).resolve()
+    base = resolved(path.parent / str(base_name))
     if base in seen or base == path:
         raise SpecError(path, [f"field 'extends': {base_name!r} extends itself"])
     if not base.exists():
@@ -310,10 +320,10 @@ def _absolute_paths(data: dict, folder: Path) -> dict:
     data = dict(data)
     for key in _PATH_FIELDS:
         if isinstance(data.get(key), str):
-            data[key] = str((folder / data[key]).resolve())
+            data[key] = str(resolved(folder / data[key]))
     viewers = data.get("viewers")
     if isinstance(viewers, dict) and isinstance(viewers.get("persona_dirs"), list):
-        data["viewers"] = {**viewers, "persona_dirs": [str((folder / d).resolve()) for d in viewers["persona_dirs"]]}
+        data["viewers"] = {**viewers, "persona_dirs": [str(resolved(folder / d)) for d in viewers["persona_dirs"]]}
     return data
 
 

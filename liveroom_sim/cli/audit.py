@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
+from liveroom_sim.cli.common import fail
+
 from liveroom_sim.errors import LiveRoomError
 
 
@@ -27,7 +29,7 @@ def add_audit_parser(subparsers):
     p.add_argument("--seeds", type=int, default=4, help="rooms to play per env (default: 4)")
     p.add_argument("--threshold", type=float, default=THRESHOLD,
                    help=f"least share each check kind must pass (default: {THRESHOLD})")
-    p.add_argument("--max-steps", type=int, default=None, help="stop each room after this many steps")
+    p.add_argument("--max-steps", type=int, default=None, help="stop each room after this many steps (default: the spec's step limit)")
     p.add_argument("--json", action="store_true", help="print one JSON object per env instead of tables")
     p.set_defaults(func=run_audit)
     return p
@@ -43,7 +45,7 @@ def run_audit(args, out=None) -> int:
 
     out = out or sys.stdout
     if args.seeds < 1 or not 0.0 <= args.threshold <= 1.0:
-        print("error: --seeds must be at least 1 and --threshold between 0 and 1", file=sys.stderr)
+        fail("audit", "--seeds must be at least 1 and --threshold between 0 and 1")
         return 2
     envs = args.env or ["LiveRoom-v0"]
     if "all" in envs:
@@ -53,7 +55,7 @@ def run_audit(args, out=None) -> int:
         try:
             world = load_spec(gym.spec(resolve_env_id(env)).kwargs["spec"])
         except (LiveRoomError, ValueError, KeyError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            fail("audit", f"{exc}")
             return 2
         report = audit(world, args.seeds, args.max_steps)
         passed = report.ok(args.threshold)

@@ -2,7 +2,8 @@
 
 Every error a user can cause ends in one line on stderr, ``liveroom CMD: error: ...``, and
 a non-zero exit: 2 for bad options or files, 1 when an endpoint is unreachable, wrong or
-keeps failing (with the URL, credentials removed, and the cause).
+keeps failing (with the URL, credentials removed, and the cause), 3 when a run went through
+but every episode of it failed (with the first error).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from liveroom_sim import resolve_env_id
 
 EXIT_ENDPOINT = 1
 EXIT_USAGE = 2
+EXIT_RUN_FAILED = 3
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -53,8 +55,12 @@ class DeprecatedAlias(argparse.Action):
 
 
 def fail(command: str, message: str, code: int = EXIT_USAGE) -> int:
-    """Print ``liveroom COMMAND: error: MESSAGE`` on stderr; returns ``code``."""
-    print(f"liveroom {command}: error: {message}", file=sys.stderr)
+    """Print ``liveroom COMMAND: error: MESSAGE`` on stderr, on one line (a data file's
+    problems, one a line in :class:`~liveroom_sim.errors.SpecError`, are joined with
+    ``;``); returns ``code``."""
+    first, *rest = str(message).splitlines() or [""]
+    problems = [line.strip().removeprefix("- ") for line in rest if line.strip()]
+    print(f"liveroom {command}: error: {' '.join([first, '; '.join(problems)]).strip()}", file=sys.stderr)
     return code
 
 
@@ -97,17 +103,19 @@ def float_in(low: float | None = None, high: float | None = None, *, open_low: b
 def llm_options(p: argparse.ArgumentParser) -> None:
     """The openai-client options every LLM-capable command takes."""
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    p.add_argument("--model", default=None, help="model name at the endpoint")
-    p.add_argument("--temperature", type=float_in(0.0, 2.0), default=None, help="sampling temperature")
-    p.add_argument("--max-tokens", type=int_at_least(1), default=None, help="completion token limit per call")
+    p.add_argument("--model", default=None, help="model name at the endpoint (default: none; openai policies need one)")
+    p.add_argument("--temperature", type=float_in(0.0, 2.0), default=None, help="sampling temperature (default: the server's)")
+    p.add_argument("--max-tokens", type=int_at_least(1), default=None, help="completion token limit per call (default: the server's)")
 
 
 def redact_url(url: str | None) -> str:
-    """``url`` without user, password or key-like query values (safe to print).
+    """``url`` without user, password, key-like query values or a key in its path (safe to print).
 
     >>> redact_url("http://me:s3cret@host:8000/v1?api_key=abc&x=1")
     'http://host:8000/v1?api_key=***&x=1'
     """
+    from liveroom_sim.llm.client import mask_path
+
     if not url:
         return "(no URL: set --base-url or $OPENAI_BASE_URL)"
     parts = urlsplit(url)
@@ -116,7 +124,7 @@ def redact_url(url: str | None) -> str:
         netloc += f":{parts.port}"
     query = [(k, "***" if any(s in k.lower() for s in ("key", "token", "secret", "sig")) else v)
              for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="*"), ""))
+    return urlunsplit((parts.scheme, netloc, mask_path(parts.path), urlencode(query, safe="*"), ""))
 
 
 def endpoint_url(args) -> str:

@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 
 from liveroom_sim.cli.common import EXIT_ENDPOINT, check_endpoint, endpoint_url, fail, make_env, policy_spec
-from liveroom_sim.cli.transcript import LEGEND, Transcript, contributions
+from liveroom_sim.cli.transcript import FIRST_TURNS, Transcript, contributions, legend
 from liveroom_sim.episode import play
 from liveroom_sim.errors import LiveRoomError
 
@@ -29,6 +29,9 @@ def add_demo_parser(sub, llm_options) -> None:
     out = demo.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print only one JSON object: the episode summary")
     out.add_argument("--brief", action="store_true", help="print a one-screen summary instead of the transcript")
+    out.add_argument("--full", action="store_true",
+                     help="print every turn (by default: the first turns, one exchange a stream minute and every "
+                          "campaign event)")
     demo.add_argument("--verbose", action="store_true", help="print every tool result in full")
     llm_options(demo)
     demo.set_defaults(func=run_demo)
@@ -47,7 +50,8 @@ def run_demo(args) -> int:
     weights = dict(env.world.spec.reward.weights)
     out = sys.stdout
     tally: Counter = Counter()
-    transcript = Transcript(out, weights, verbose=args.verbose) if not (args.json or args.brief) else None
+    transcript = Transcript(out, weights, verbose=args.verbose, full=args.full,
+                            count_waiting=lambda: len(env.room.crowd.waiting())) if not (args.json or args.brief) else None
 
     def on_step(info: dict) -> None:
         turn = info["turn"]
@@ -64,7 +68,11 @@ def run_demo(args) -> int:
 
     if transcript is not None:
         print(f"== {env.world.spec.room.name} ({env.world.spec.id}, seed {args.seed}, policy {label})", file=out)
-        print(LEGEND, file=out)
+        print(legend(env.world.spec.reward.components), file=out)
+        shown = "every turn" if args.full else (f"the first {FIRST_TURNS} turns, then one exchange a stream minute "
+                                                 "and every campaign event")
+        print(f"showing {shown}; the episode summary is at the end" + ("" if args.full else " (--full prints every turn)"),
+              file=out)
         _, info = env.reset(seed=args.seed)
         tally["events"] += len(info.get("events") or [])
         transcript.start(info)
@@ -77,7 +85,7 @@ def run_demo(args) -> int:
     summary = {
         "env": env.world.spec.id, "seed": args.seed, "policy": label,
         "return": round(result.total, 4),
-        "returns": {k: round(v, 4) for k, v in result.returns.items() if k != "total"},
+        "returns": {k: round(v, 4) for k, v in result.returns.items()},
         "weights": weights,
         "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
         "metrics": result.metrics,
@@ -86,9 +94,13 @@ def run_demo(args) -> int:
     }
     if result.reason:
         summary["truncated_reason"] = result.reason
+    summary["latency_kind"] = ("measured: the policy's time plus the spec's tool time" if env.world.spec.latency.use_measured
+                               else "simulated by the spec's latency model, not measured")
     if result.accounting:
         summary["accounting"] = result.accounting
-    if args.json:
+    if result.reason and not result.steps:
+        pass  # the endpoint failed before the first turn: a summary would be all zeros
+    elif args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
         print_summary(summary, out, brief=args.brief)
@@ -119,7 +131,7 @@ def print_summary(s: dict, out, brief: bool = False) -> None:
     print(f"campaign events {s['events']}, replies blocked by hooks {s['replies_blocked']}, "
           f"tool faults {s['tool_faults']}", file=out)
     if brief:
-        print(f"replies {m['replies']}, mean turn latency {m['mean_latency_s']:.2f} s "
+        print(f"replies {m['replies']}, mean turn latency {m['mean_latency_s']:.2f} s ({s.get('latency_kind', 'simulated')}) "
               f"(see `liveroom demo` without --brief for the transcript, `liveroom report` for plots)", file=out)
     if s.get("accounting"):
         a = s["accounting"]

@@ -38,13 +38,14 @@ def add_eval_parsers(sub, llm_options) -> None:
     llm_options(ev)
     ev.add_argument("--concurrency", type=int_at_least(1), default=8, help="cases in flight at once (LLM policies)")
     ev.add_argument("--samples", type=int_at_least(1), default=1, help="samples per case (pass@1 and pass^k)")
-    ev.add_argument("--limit", type=int_at_least(1), default=None, help="at most this many cases per suite")
+    ev.add_argument("--limit", type=int_at_least(1), default=None, help="at most this many cases per suite (default: all)")
     ev.add_argument("--out", default="eval-out", help="folder for cases.jsonl, results.json and summary.md")
     ev.add_argument("--resume", action="store_true", help="go on from OUT/cases.jsonl (same settings)")
+    ev.add_argument("--force", action="store_true", help="replace the results in OUT if it holds some")
     ev.add_argument("--judge-model", action="append", default=None,
-                    help="also grade with the LLM judge (repeat for up to three models that vote)")
+                    help="also grade with the LLM judge (repeat for up to three models that vote; default: no judge)")
     ev.add_argument("--judge-base-url", default=None, help="the judges' endpoint (default: --base-url)")
-    ev.add_argument("--suites-dir", default=None, help="suite files to use instead of the package's")
+    ev.add_argument("--suites-dir", default=None, help="suite files to use (default: the package's)")
     ev.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM call before the case fails")
     ev.set_defaults(func=run_eval_command)
 
@@ -53,9 +54,9 @@ def add_eval_parsers(sub, llm_options) -> None:
                                      "(gzip JSON lines) and their MANIFEST.json; deterministic.")
     gen.add_argument("--out", default=None, help="folder to write (default: the package's suites folder)")
     gen.add_argument("--suite", type=_suites, default="lsqa,hvqa,robust,follow", help="comma-separated suites")
-    gen.add_argument("--lsqa", type=int_at_least(10), default=None, help="lsqa cases (hvqa gets one twin each)")
-    gen.add_argument("--robust", type=int_at_least(10), default=None, help="robust cases")
-    gen.add_argument("--follow", type=int_at_least(10), default=None, help="follow cases")
+    gen.add_argument("--lsqa", type=int_at_least(10), default=None, help="lsqa cases, hvqa gets one twin each (default: the shipped suite's count)")
+    gen.add_argument("--robust", type=int_at_least(10), default=None, help="robust cases (default: the shipped suite's count)")
+    gen.add_argument("--follow", type=int_at_least(10), default=None, help="follow cases (default: the shipped suite's count)")
     gen.set_defaults(func=run_generate)
 
 
@@ -76,11 +77,15 @@ def run_generate(args) -> int:
 def run_eval_command(args) -> int:
     from liveroom_sim.evals.cases import SuiteError
     from liveroom_sim.evals.runner import EvalConfig, run_eval
-    from liveroom_sim.evals.summary import markdown, summarize, write_outputs
+    from liveroom_sim.evals.summary import markdown, run_provenance, summarize, write_outputs
     from liveroom_sim.llm.client import Endpoint
 
     from liveroom_sim.evals.baselines import BASELINES, BaselineSpec
 
+    held = [name for name in ("cases.jsonl", "results.json", "summary.md") if (Path(args.out) / name).exists()]
+    if held and not (args.resume or args.force):
+        return fail("eval", f"{args.out} holds the results of a run ({', '.join(held)}): pass --resume to go on "
+                            "with it, or --force to replace it")
     try:
         spec = BaselineSpec(args.policy) if args.policy in BASELINES else policy_spec(args)
     except ValueError as exc:
@@ -110,8 +115,9 @@ def run_eval_command(args) -> int:
         return fail("eval", str(exc))
     summary = summarize(records, headers, config.settings(headers))
     summary["seconds"] = round(time.perf_counter() - start, 2)
+    summary["provenance"] = run_provenance(records, headers)
     write_outputs(config.out, records, summary)
     print(markdown(summary), end="")
     print(f"{len(records)} cases in {summary['seconds']:.1f} s; wrote {config.out / 'results.json'} and "
-          f"{config.out / 'summary.md'}")
+          f"{config.out / 'summary.md'} (`liveroom report {config.out}` makes an HTML report of them)")
     return 0

@@ -39,15 +39,16 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_demo_parser(sub, llm_options)
     add_run_parsers(sub, llm_options)
-    report = sub.add_parser("report", help="write a self-contained HTML report of rollouts or a training run",
+    report = sub.add_parser("report", help="write a self-contained HTML report of rollouts, a training run or an eval",
                             description="Write one self-contained HTML file (no network needed to view it) "
-                                        "from a rollout file or a `liveroom train` folder.",
+                                        "from a rollout file, a `liveroom train` folder or a `liveroom eval` folder.",
                             formatter_class=Formatter)
-    report.add_argument("source", help="a rollout JSONL file or a training run folder")
+    report.add_argument("source", help="a rollout JSONL file, a training run folder or an eval folder")
     report.add_argument("--out", default=None, help="the HTML file to write (default: SOURCE.html, or "
                                                       "report.html inside a run folder)")
     report.add_argument("--max-episodes", type=int_at_least(1), default=8,
-                        help="episodes given a full chat replay (the rest are listed with their scores)")
+                        help="episodes given a full chat replay, or an eval's failed cases shown with their "
+                             "transcripts (the rest are listed)")
     report.set_defaults(func=_report)
     try:
         from liveroom_sim.cli.rewards import add_rewards_parser

@@ -28,6 +28,8 @@ import argparse
 import json
 import sys
 
+from liveroom_sim.cli.common import fail, redact_url
+
 from liveroom_sim.errors import LiveRoomError, SpecError, did_you_mean
 
 
@@ -52,9 +54,9 @@ def add_rewards_parser(subparsers) -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="explain the scores of one case")
     _cases_argument(explain)
     which = explain.add_mutually_exclusive_group(required=True)
-    which.add_argument("--id", dest="case_id", metavar="ID", help="the case's id")
-    which.add_argument("--index", type=int, metavar="N", help="the N-th case of the file, counting from 0")
-    which.add_argument("--line", type=int, metavar="N", help="the case on line N of the file (as check names it)")
+    which.add_argument("--id", dest="case_id", metavar="ID", help="the case's id (default: the first case, --index 0)")
+    which.add_argument("--index", type=int, metavar="N", help="the N-th case of the file, counting from 0 (default: 0)")
+    which.add_argument("--line", type=int, metavar="N", help="the case on line N of the file, as check names it (default: --index)")
     explain.set_defaults(func=run_explain)
 
     calibrate = sub.add_parser("calibrate", help="agreement of the reward model (and an LLM judge) with labels",
@@ -102,7 +104,7 @@ def _load(path: str):
     try:
         return load_cases(path)
     except SpecError as exc:
-        print(exc, file=sys.stderr)
+        fail("rewards", str(exc))
         return None
 
 
@@ -150,21 +152,21 @@ def run_explain(args: argparse.Namespace) -> int:
         found = [c for c in cases if c.id == args.case_id]
         if not found:
             hint = did_you_mean(args.case_id, [c.id for c in cases])
-            print(f"error: no case with id {args.case_id!r} in {args.cases}{hint}", file=sys.stderr)
+            fail("rewards", f"no case with id {args.case_id!r} in {args.cases}{hint}")
             return 2
         case = found[0]
     elif args.line is not None:
         by_line = dict(pairs)
         if args.line not in by_line:
-            print(f"error: --line {args.line}: no case on that line of {args.cases} (cases are on lines "
-                  f"{_spans(sorted(by_line))})", file=sys.stderr)
+            fail("rewards", f"--line {args.line}: no case on that line of {args.cases} (cases are on lines "
+                  f"{_spans(sorted(by_line))})")
             return 2
         case = by_line[args.line]
     elif 0 <= args.index < len(cases):
         case = cases[args.index]
     else:
-        print(f"error: --index {args.index} is out of range: {args.cases} holds {len(cases)} cases, "
-              f"indexed 0 to {len(cases) - 1}", file=sys.stderr)
+        fail("rewards", f"--index {args.index} is out of range: {args.cases} holds {len(cases)} cases, "
+              f"indexed 0 to {len(cases) - 1}")
         return 2
     print(explain_case(case))
     return 0
@@ -190,12 +192,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if cases is None:
         return 2
     if not any(case.expected for _, case in cases):
-        print(f"error: {args.cases} holds no labelled case (no case has 'expected' values)", file=sys.stderr)
+        fail("rewards", f"{args.cases} holds no labelled case (no case has 'expected' values)")
         return 2
     try:
         judge_for = _judges(args, cases)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        fail("rewards", f"{exc}")
         return 2
     rules = calibrate(cases, tolerance=args.tolerance)
     judged = judge = None
@@ -218,9 +220,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         else:
             print("\nno LLM judge (name up to three with --judge-model, or set reward.judge in the spec)")
     if judge is not None and judge.calls and judge.failures >= judge.calls:
-        urls = sorted({e.resolved_base_url() or "(no base URL)" for e in judge.endpoints})
-        print(f"error: every judge call failed ({judge.failures} of {judge.calls}) at {', '.join(urls)}; "
-              "the judge's table is the rule-based model's", file=sys.stderr)
+        urls = sorted({redact_url(e.resolved_base_url()) for e in judge.endpoints})
+        fail("rewards", f"every judge call failed ({judge.failures} of {judge.calls}) at {', '.join(urls)}; "
+              "the judge's table is the rule-based model's")
         return 2
     return 0
 
@@ -270,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except LiveRoomError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        fail("rewards", f"{exc}")
         return 2
 
 

@@ -2,17 +2,19 @@
 many episodes. Heavy layers are imported when their command runs.
 
 Each prints progress on stderr and its result (one JSON object) on stdout. Exit codes: 0
-when the run completed, 1 when an endpoint was unreachable, wrong or kept failing (one line
-names the URL and the cause), 2 for bad options or files.
+when the run completed, 1 when an endpoint was unreachable, wrong or kept failing, or
+answered nothing usable on most turns (one line names the URL and the cause), 2 for bad
+options or files, 3 when every episode of a run failed (one line gives the first error).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from liveroom_sim.cli.common import (EXIT_ENDPOINT, DeprecatedAlias, check_endpoint, endpoint_url, env_id, fail,
-                                     float_in, int_at_least, policy_spec)
+from liveroom_sim.cli.common import (EXIT_ENDPOINT, EXIT_RUN_FAILED, DeprecatedAlias, check_endpoint, endpoint_url,
+                                     env_id, fail, float_in, int_at_least, policy_spec)
 from liveroom_sim.errors import LiveRoomError
 
 POLICY_HELP = ("scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` folder); "
@@ -79,6 +81,7 @@ def add_run_parsers(sub, llm_options) -> None:
     sft.add_argument("--episodes", type=pos, default=10, help="episodes (seeds)")
     sft.add_argument("--augment", type=pos, default=4, help="augmented harness variants per episode (K)")
     sft.add_argument("--out", required=True, help="the JSONL file to write")
+    sft.add_argument("--force", action="store_true", help="replace the output file if it exists")
     sft.add_argument("--min-reward", type=float_in(), default=0.0,
                      help="replies whose turn reward is below this are kept as context only (weight 0)")
     sft.add_argument("--full-retry-share", type=float_in(0.0, 1.0), default=0.2,
@@ -86,18 +89,22 @@ def add_run_parsers(sub, llm_options) -> None:
                           "the rest keep only the final reply")
     sft.add_argument("--seed", type=nonneg, default=0, help="first episode's seed")
     sft.add_argument("--policy", default=None, help=f"the teacher: {POLICY_HELP}")
-    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias, help="deprecated: use --policy")
+    sft.add_argument("--teacher", dest="policy", action=DeprecatedAlias,
+                     help="deprecated: use --policy (default: as --policy)")
     llm_options(sft)
     sft.set_defaults(func=run_export_sft)
 
 
-def _out_file(command: str, out: str) -> str | None:
-    """Why ``out`` cannot be written as a file (a folder, or a missing parent), or None."""
+def _out_file(command: str, out: str, replace: bool = True) -> str | None:
+    """Why ``out`` cannot be written as a file (a folder, a missing parent, or a file
+    there already when ``replace`` is false), or None."""
     path = Path(out)
     if path.is_dir() or out.endswith(("/", "\\")):
         return f"--out {out!r} is a folder; give a file name such as {str(path / 'rollouts.jsonl')!r}"
     if not path.parent.exists():
         return f"--out {out!r}: the folder {str(path.parent)!r} does not exist"
+    if not replace and path.exists():
+        return f"{out} exists: pass --force to replace it"
     return None
 
 
@@ -106,6 +113,11 @@ def run_rollout(args) -> int:
 
     if problem := _out_file("rollout", args.out):
         return fail("rollout", problem)
+    if args.episodes % args.group_size:
+        groups = -(-args.episodes // args.group_size)
+        print(f"liveroom rollout: note: --episodes {args.episodes} is not a multiple of --group-size "
+              f"{args.group_size}: playing {groups * args.group_size} episodes ({groups} groups of {args.group_size})",
+              file=sys.stderr)
     try:
         policy = policy_spec(args)
         if args.direct:
@@ -126,28 +138,51 @@ def run_rollout(args) -> int:
         report = run_rollouts(config)
     except (LiveRoomError, ValueError, OSError) as exc:
         return fail("rollout", str(exc))
-    print(json.dumps(report))
-    cut = report["errors"] + report["truncated_by_policy"] + report.get("infra_failures", 0)
-    if policy.kind == "openai" and cut:
-        reason = _first_reason(args.out)
-        return fail("rollout", f"{cut} of {report['episodes']} episodes ended early because the endpoint "
-                               f"{endpoint_url(args)} kept failing: {reason} (each record holds its reason)",
-                    EXIT_ENDPOINT)
-    return 0
+    failure = _run_failure(report, args, policy.kind == "openai")
+    if failure is None or report["mean_return"] is not None:  # no zero-filled summary before an error
+        print(json.dumps(report))
+    return fail("rollout", *failure) if failure else 0
 
 
-def _first_reason(path: str) -> str:
-    # infrastructure failures (outages outlasting the patience) are kept in <out>.failures
+def _run_failure(report: dict, args, endpoint: bool) -> tuple[str, int] | None:
+    """Why a finished run is a failed one (its one-line reason and exit code), or None.
+
+    A run fails when every episode failed (whatever the policy), when an endpoint's
+    failures cut episodes short, or when most turns got nothing usable from the endpoint
+    (no choices, a null body): each such turn is played as an empty reply, so the records
+    would look complete while holding no policy at all.
+    """
+    played, url = report["episodes"], endpoint_url(args) if endpoint else ""
+    if played and report["errors"] == played:
+        return (f"{played} of {played} episodes failed: {_first_reason(args.out, 'error')} (each record holds "
+                f"its error; see {args.out})", EXIT_RUN_FAILED)
+    cut = report["errors"] + report["truncated_by_policy"] + report["infra_failures"]
+    if endpoint and cut:
+        return (f"{cut} of {played} episodes ended early because the endpoint {url} kept failing: "
+                f"{_first_reason(args.out)} (each record holds its reason)", EXIT_ENDPOINT)
+    if endpoint and report["steps"] and report["policy_faults"] * 2 > report["steps"]:
+        return (f"{report['policy_faults']} of {report['steps']} turns got nothing usable from the endpoint {url} "
+                f"({_first_reason(args.out, 'last_error')}); each was played as an empty reply, so the records "
+                "hold no policy (their policy_faults count these turns)", EXIT_ENDPOINT)
+    return None
+
+
+def _first_reason(path: str, field: str = "reason") -> str:
+    """The first record's ``field`` that is set (``last_error`` is read from its
+    LLM accounting); infrastructure failures are kept in ``<out>.failures``."""
     for candidate in (Path(path + ".failures"), Path(path), Path(path + ".pending")):
         if not candidate.exists():
             continue
-        for line in candidate.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("reason") or record.get("error"):
-                return record.get("error") or record["reason"]
+        with candidate.open(encoding="utf-8") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                found = (record.get("accounting") or {}).get("last_error") if field == "last_error" else (
+                    record.get("error") or (record.get("reason") if field == "reason" else None))
+                if found:
+                    return found
     return "see the records"
 
 
@@ -207,7 +242,7 @@ def _print_latency(report: dict, turns: int) -> None:
 def run_export_sft(args) -> int:
     from liveroom_sim.train.sft import export_sft
 
-    if problem := _out_file("export-sft", args.out):
+    if problem := _out_file("export-sft", args.out, replace=args.force):
         return fail("export-sft", problem)
     try:
         env = env_id(args.env)
@@ -218,7 +253,8 @@ def run_export_sft(args) -> int:
         return fail("export-sft", problem, EXIT_ENDPOINT)
     try:
         counts = export_sft(env, args.episodes, args.augment, args.out, spec.build(args.seed),
-                            min_reward=args.min_reward, seed=args.seed, full_retry_share=args.full_retry_share)
+                            min_reward=args.min_reward, seed=args.seed, full_retry_share=args.full_retry_share,
+                            progress=sys.stderr.isatty())  # its progress redraws one line: not for a log
     except LiveRoomError as exc:
         where = f"the endpoint {endpoint_url(args)} failed: " if spec.kind == "openai" else ""
         return fail("export-sft", f"{where}{exc}", EXIT_ENDPOINT if where else 2)

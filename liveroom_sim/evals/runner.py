@@ -84,7 +84,7 @@ def _after_turn(case: Case, sample: Sample, turn: AgentTurn, judge) -> Sample:
 
 
 def _record(case: Case, samples: list[Sample], error: tuple[str, str] | None = None) -> dict:
-    rec = {"id": case.id, "suite": case.suite, "kind": case.kind, "language": case.language,
+    rec = {"id": case.id, "suite": case.suite, "env": case.env, "kind": case.kind, "language": case.language,
            "operator": ("all" if len(case.operators) > 1 else case.operators[0]) if case.operators else "none",
            "twin": case.twin, "condition": _condition(case),
            "inputs": {"question": case.question.model_dump(), "must": list(case.must), "must_not": list(case.must_not),

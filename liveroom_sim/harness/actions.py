@@ -61,7 +61,7 @@ def parse_action(action: Any, harness: Harness, turn: int) -> Action:
     except Exception as exc:  # bad input is expected input: a circular or odd object
         return _invalid(turn, "", f"action could not be read as text ({type(exc).__name__}); send a string")
     cut = len(text) > MAX_ACTION_CHARS
-    text = text[:MAX_ACTION_CHARS]
+    text = _valid_unicode(text[:MAX_ACTION_CHARS])
     stripped = text.strip()
     if not stripped.startswith("{"):
         return Action("reply", text, error="action cut to 65536 characters" if cut else None)
@@ -118,6 +118,21 @@ def _extra_call(call: Any, index: int, turn: int) -> ToolCall:
 def _invalid(turn: int, raw: str, error: str) -> Action:
     bad = ToolCall(f"call_{turn}_0", "invalid_json", raw[:200], error=error)
     return Action("tool", tool_calls=(bad,), error=error)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _valid_unicode(text: str) -> str:
+    """``text`` with lone surrogates, raw or as JSON escapes, made U+FFFD: what the room
+    shows the policy must be valid UTF-8 (an HTTP client or a tokenizer refuses it)."""
+    if _LONE_SURROGATE.search(text):
+        text = _LONE_SURROGATE.sub("\ufffd", text)
+    if "\\u" in text and text.lstrip().startswith("{"):
+        text = _LONE_SURROGATE_ESCAPE.sub(r"\\ufffd", text)
+    return text
 
 
 def _as_text(action: Any) -> str:

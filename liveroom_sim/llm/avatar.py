@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from liveroom_sim.llm.client import Endpoint, EndpointError, endpoint_failure
+from liveroom_sim.llm.client import _LONE_SURROGATE, Endpoint, EndpointError, endpoint_failure
 from liveroom_sim.llm.tokens import TOKEN_REQUEST, TokenLog, turn_tokens
 
 __all__ = ["Accounting", "EndpointError", "OpenAIAvatar"]
@@ -31,10 +31,15 @@ class Accounting:
     completion_tokens: int = 0
     seconds: float = 0.0
     errors: int = 0
+    last_error: str | None = None  # what the latest failed call came to (redacted), for the run's one-line reason
+    invalid_code_points: int = 0  # lone surrogates in what the model said (the room hears U+FFFD)
 
     def as_dict(self) -> dict:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4), "errors": self.errors}
+        out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+               "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 4), "errors": self.errors}
+        if self.invalid_code_points:
+            out["invalid_code_points"] = self.invalid_code_points
+        return {**out, "last_error": self.last_error} if self.last_error else out
 
 
 class OpenAIAvatar:
@@ -126,8 +131,12 @@ class OpenAIAvatar:
 
     def _failed(self, exc: Exception, start: float) -> EndpointError:
         self._account(start)
+        return self._error(endpoint_failure(exc, self.endpoint))
+
+    def _error(self, error: EndpointError) -> EndpointError:
         self.accounting.errors += 1
-        return endpoint_failure(exc, self.endpoint)
+        self.accounting.last_error = str(error)[:200]
+        return error
 
     def _account(self, start: float) -> None:
         took = time.perf_counter() - start
@@ -138,19 +147,21 @@ class OpenAIAvatar:
     def _actions(self, completion, start: float) -> list[str]:
         self._account(start)
         if not isinstance(completion, dict):
-            self.accounting.errors += 1
-            raise EndpointError(f"the endpoint answered a JSON {type(completion).__name__}, not a chat completion")
+            what = "null" if completion is None else f"a JSON {type(completion).__name__}"
+            raise self._error(EndpointError(f"the endpoint answered {what}, not a chat completion"))
         usage = completion.get("usage")
         if isinstance(usage, dict):
             self.accounting.prompt_tokens += _count(usage.get("prompt_tokens"))
             self.accounting.completion_tokens += _count(usage.get("completion_tokens"))
         choices = completion.get("choices")
         if not choices or not isinstance(choices, list):
-            self.accounting.errors += 1
-            raise EndpointError("the endpoint returned no choices")
+            raise self._error(EndpointError("the endpoint returned no choices"))
         if len(choices) == 1:  # one entry per step, so that entry i is step i
             self.token_log.add(turn_tokens(completion, choices[0]))
-        return [self._action(choice.get("message") if isinstance(choice, dict) else None) for choice in choices]
+        actions = [self._action(choice.get("message") if isinstance(choice, dict) else None) for choice in choices]
+        for action in actions:
+            self.accounting.invalid_code_points += len(_LONE_SURROGATE.findall(action))
+        return actions
 
     def _action(self, message) -> str:
         """The env's action for one choice's message: its content, or a JSON tool turn.

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 from liveroom_sim.errors import LiveRoomError
+from liveroom_sim.llm.redaction import mask_path, redact, safe_url, scrub, url_secrets  # noqa: F401 (public here too)
 
 
 class EndpointError(LiveRoomError):
@@ -121,6 +122,12 @@ class Endpoint:
 def _async_openai(base_url: str | None, api_key: str, endpoint: Endpoint):
     import openai
 
+    # aiohttp refuses a URL with user info next to the Authorization header the client
+    # sets ("Cannot combine AUTHORIZATION header ..."): the key goes in the header, as on
+    # the sync client and the direct one.
+    if base_url and "@" in urllib.parse.urlsplit(base_url).netloc:
+        parts = urllib.parse.urlsplit(base_url)
+        base_url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=endpoint.timeout_s,
                               max_retries=endpoint.max_retries, http_client=openai.DefaultAioHttpClient())
 
@@ -290,61 +297,6 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-def redact(text: str, endpoint: Endpoint | None = None) -> str:
-    """``text`` with any API key in use, and any credential given inside a base URL
-    (user info, query values), replaced by ``***``."""
-    keys = {os.environ.get("OPENAI_API_KEY")}
-    urls = [os.environ.get("OPENAI_BASE_URL")]
-    if endpoint is not None:
-        keys.add(endpoint.api_key)
-        urls.append(endpoint.base_url)
-    for url in urls:
-        keys.update(url_secrets(url))
-    for key in sorted((k for k in keys if k and len(k) >= 6), key=len, reverse=True):
-        text = text.replace(key, "***")
-    return text
-
-
-def url_secrets(url: str | None) -> set[str]:
-    """The credentials a URL carries: its user info and its query values."""
-    if not url:
-        return set()
-    with contextlib.suppress(ValueError):
-        parts = urllib.parse.urlsplit(url)
-        found = {parts.username, parts.password, *(v for _, v in urllib.parse.parse_qsl(parts.query))}
-        if parts.netloc.count("@"):
-            found.add(parts.netloc.rsplit("@", 1)[0])
-        return {s for s in found if s}
-    return set()
-
-
-def safe_url(url: str | None) -> str | None:
-    """``url`` without user info and with every query value replaced by ``***`` (for
-    records and logs)."""
-    if not url:
-        return url
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "***"
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    if parts.netloc.count("@"):
-        netloc = "***@" + netloc
-    query = "&".join(f"{k}=***" for k, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-_URL_USERINFO = re.compile(r"(\w+://)[^/\s@]+@")
-_URL_QUERY = re.compile(r"(://[^\s?]*\?)([^\s#'\"]+)")
-
-
-def scrub(text: str, endpoint: Endpoint | None = None) -> str:
-    """:func:`redact`, and user info and query values of any URL in ``text`` masked (for
-    error messages, not for model text)."""
-    text = _URL_USERINFO.sub(r"\1***@", redact(text, endpoint))
-    return _URL_QUERY.sub(lambda m: m.group(1) + re.sub(r"=[^&]*", "=***", m.group(2)), text)
-
-
 def endpoint_failure(exc: BaseException, endpoint: Endpoint | None = None) -> EndpointError:
     """The :class:`EndpointError` for a failed call, naming its real cause.
 
@@ -380,8 +332,10 @@ def endpoint_failure(exc: BaseException, endpoint: Endpoint | None = None) -> En
         message = f"the request timed out{after}"
     elif isinstance(root, UnicodeError):  # text this side could not encode: no outage to wait out
         message, kind = f"{type(root).__name__}: {root}", EndpointError
-    elif isinstance(root, ValueError):  # a body cut off, or not JSON
+    elif isinstance(root, json.JSONDecodeError):  # a body cut off, or not JSON
         message = f"the endpoint's answer is not valid JSON (cut off?): {type(root).__name__}: {root}"
+    elif isinstance(root, ValueError):  # the client refused to make the request: configuration, not an outage
+        message, kind = f"the request could not be made: {type(root).__name__}: {root}", EndpointRefused
     elif any("Connection" in type(c).__name__ for c in chain):
         message = f"connection error: {type(root).__name__}: {root}"
     else:

@@ -7,9 +7,11 @@ Sources, each detected from the path:
   reasons, campaign events on a timeline, hook blocks and tool faults marked, and plots of
   viewers, waiting questions, GMV and each reward component over stream time;
 - a training run folder (``liveroom train --out DIR``): learning curves per component
-  with the naive and scripted baselines, and each iteration's metrics.
+  with the naive and scripted baselines, and each iteration's metrics;
+- an eval folder (``liveroom eval --out DIR``): the run and its provenance, a table per
+  suite with its breakdowns, and the failed cases with their transcripts.
 
-An eval run is added by writing one more ``(detect, sections)`` pair in :data:`SOURCES`.
+Another source is added by writing one more ``(detect, sections)`` pair in :data:`SOURCES`.
 This package sits just below the command line: it reads files and the data types of
 ``rollout``, ``train`` and ``rewards``; only ``liveroom_sim.cli`` imports it.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from liveroom_sim.report.evals import eval_sections, is_eval_run
 from liveroom_sim.report.page import Page
 from liveroom_sim.report.rollouts import ReportError, read_records, rollout_sections
 from liveroom_sim.report.training import is_training_run, training_sections
@@ -31,6 +34,7 @@ def _rollout_file(path: Path) -> bool:
 
 SOURCES = (
     ("training run", is_training_run, lambda path, n: training_sections(path)),
+    ("eval run", is_eval_run, lambda path, n: eval_sections(path, n)),
     ("rollout file", _rollout_file, lambda path, n: rollout_sections(read_records(path), n, str(path))),
 )
 
@@ -47,8 +51,8 @@ def build_report(source: str | Path, max_episodes: int = 8) -> str:
             page = Page(title="LiveRoom report", subtitle=f"{kind}: {path.name}")
             page.sections = sections(path, max_episodes)
             return page.render()
-    raise ReportError(f"{source} is a folder without metrics.csv: expected a rollout JSONL file or a "
-                      f"`liveroom train --out` folder")
+    raise ReportError(f"{source} is a folder without metrics.csv or results.json: expected a rollout JSONL file, "
+                      f"a `liveroom train --out` folder or a `liveroom eval --out` folder")
 
 
 def write_report(source: str | Path, out: str | Path | None = None, max_episodes: int = 8) -> Path:

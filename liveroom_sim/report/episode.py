@@ -110,13 +110,43 @@ def _plots(record, turns, details, weights, events) -> str:
                                vlines=ev_min, vline_label="campaign event", height=3.8)
     out = [f'<div class="plot">{room}</div>', f'<div class="plot">{rewards}</div>']
     if events:
-        tl = plots.timeline([(e["at"] / 60, e["type"].replace("_", " "), e.get("note", "")) for e in events],
+        tl = plots.timeline([(e["at"] / 60, e["type"].replace("_", " "), event_text(e)) for e in events],
                             title=f"Campaign events: {label}", xlabel="stream time (minutes)", x_max=minutes[-1])
         rows = "".join(f'<tr><td>{_clock(e["at"])}</td><td class="l">{esc(e["type"].replace("_", " "))}</td>'
-                       f'<td class="l">{esc(e.get("note", ""))}</td></tr>' for e in events)
+                       f'<td class="l">{esc(event_text(e))}</td></tr>' for e in events)
         out.append(f'<div class="plot">{tl}</div><table class="events"><tr><th>time</th><th class="l">event</th>'
                    f'<th class="l">note</th></tr>{rows}</table>')
     return "\n".join(out)
+
+
+def event_text(e: dict) -> str:
+    """A campaign event's note from its file, else what it did, in words (a coupon, a price
+    change, a flash sale, a stock-out or a featured product has no note of its own)."""
+    if e.get("note"):
+        return str(e["note"])
+    p, value, kind = e.get("product", "?"), e.get("value"), e.get("kind")
+    off = {"amount_off": f"{value} off", "percent_off": f"{value}% off",
+           "spend_save": f"spend {e.get('threshold')}, save {value}"}.get(kind, f"{kind} {value}")
+    words = {
+        "price_change": lambda: f"{p} now costs {e.get('price')}",
+        "flash_sale_start": lambda: f"flash sale: {p} at {e.get('price')}" + (
+            f", {e['quantity']} units" if e.get("quantity") else ""),
+        "flash_sale_end": lambda: f"the flash sale on {p} ends",
+        "coupon_start": lambda: f"coupon {e.get('code')}: {off} " + (
+            f"on {', '.join(e['products'])}" if e.get("products") else "storewide"),
+        "coupon_end": lambda: f"coupon {e.get('code')} ends",
+        "stock_out": lambda: f"{p} is sold out",
+        "restock": lambda: f"{p} restocked: {e.get('quantity')} units",
+        "feature": lambda: f"present {p} now (put up its link)",
+        "rule_update": lambda: "new compliance rules are in force",
+        "style_directive": lambda: "new style: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in e.items()
+                                                           if k not in ("type", "at", "note") and v not in (None, [], ())),
+        "harness_change": lambda: ", ".join([f"tool {a} is now {b}" for a, b in (e.get("rename_tool") or {}).items()]
+                                            + ([f"skill {e['skill']!r} added or updated"] if e.get("skill") else []))
+                                  or "the harness changed",
+    }
+    make = words.get(e.get("type", ""))
+    return make() if make else ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("type", "at", "note"))
 
 
 def _clock(seconds: float) -> str:
@@ -175,7 +205,7 @@ def _turn(number: int, msg: dict, results: list[dict], turn: dict | None, weight
                 f"{hook_line}</div>")
     right = _reward_panel(turn, weights) if turn is not None else ""
     events = "".join(f'<div class="event"><span class="badge event">EVENT</span> {_clock(e["at"])} '
-                     f'{esc(e["type"].replace("_", " "))}: {esc(e.get("note", ""))}</div>' for e in detail.get("events", ()))
+                     f'{esc(e["type"].replace("_", " "))}: {esc(event_text(e))}</div>' for e in detail.get("events", ()))
     return f'<div class="turn" data-turn="{number}">{left}{right}</div>{events}'
 
 

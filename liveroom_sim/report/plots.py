@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import io
 import itertools
+import textwrap
 from collections.abc import Sequence
 
 COLOURS = {"factuality": "#1f77b4", "compliance": "#d62728", "engagement": "#2ca02c", "strategy": "#9467bd",
            "harness": "#ff7f0e", "tools": "#17becf", "outcome": "#8c564b", "total": "#222222", "naive": "#c0392b", "scripted": "#27ae60"}
 _salt = itertools.count()
+_DASHES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2, 1, 2)))
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
 
 
 def _pyplot():
@@ -45,28 +48,34 @@ def to_svg(fig) -> str:
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"liveroom-{next(_salt)}"}):
         fig.tight_layout()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        # bbox "tight": the saved area grows to hold a legend beside the plot and a long title
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
 
-def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str, xlabel: str,
-               ylabel: str, baselines: dict[str, float] | None = None, band: tuple | None = None,
-               vlines: Sequence[float] = (), vline_label: str = "", width: float = 7.5, height: float = 3.4,
-               integer_x: bool = False) -> str:
+def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], **kwargs) -> str:
+    """Lines (name -> (xs, ys)) as SVG: see :func:`line_figure`."""
+    return to_svg(line_figure(series, **kwargs))
+
+
+def line_figure(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str, xlabel: str,
+                ylabel: str, baselines: dict[str, float] | None = None, band: tuple | None = None,
+                vlines: Sequence[float] = (), vline_label: str = "", width: float = 7.5, height: float = 3.4,
+                integer_x: bool = False):
     """Lines (name -> (xs, ys)) with optional horizontal baselines, a shaded band
     ``(xs, low, high, label)`` and vertical markers (``integer_x``: ticks on whole numbers only,
-    for iterations and episode numbers); returns SVG."""
+    for iterations and episode numbers); a long title wraps; returns the figure."""
     fig, axes = figure(width=width, height=height)
     ax = axes[0, 0]
     draw_lines(ax, series, baselines=baselines, band=band, vlines=vlines, vline_label=vline_label)
-    ax.set_title(title)
+    ax.set_title(textwrap.fill(title, 75))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if integer_x:
         whole_numbers(ax, [x for xs, _ in series.values() for x in xs])
-    return to_svg(fig)
+    return fig
 
 
 def whole_numbers(ax, xs: Sequence[float]) -> None:
@@ -85,16 +94,26 @@ def draw_lines(ax, series, *, baselines=None, band=None, vlines=(), vline_label=
     if band is not None:
         xs, low, high, label = band
         ax.fill_between(xs, low, high, color="#2c3e50", alpha=0.15, linewidth=0, label=label)
-    for name, (xs, ys) in series.items():
-        ax.plot(xs, ys, label=name, color=COLOURS.get(name.split(" ")[0]), linewidth=1.6,
-                marker="o" if len(xs) <= 30 else None, markersize=4)
+    many = len(series) > 2
+    for i, (name, (xs, ys)) in enumerate(series.items()):
+        # Components often tie (several at 0): each gets its own dash and marker, drawn
+        # thinner in later order, so a line under another still shows; the total on top.
+        top = name == "total"
+        ax.plot(xs, ys, label=name, color=COLOURS.get(name.split(" ")[0]),
+                linewidth=2.2 if top else 1.6, zorder=10 if top else 3 + i * 0.1,
+                linestyle="-" if top or not many else _DASHES[i % len(_DASHES)],
+                marker=_MARKERS[i % len(_MARKERS)] if len(xs) <= 30 or many else None,
+                markevery=max(1, len(xs) // 12), markersize=4, markerfacecolor="none" if many and not top else None)
     for name, value in (baselines or {}).items():
         if value is not None:
             ax.axhline(value, linestyle="--", linewidth=1.2, color=COLOURS.get(name.split(" ")[0], "#7f7f7f"),
                        label=f"{name} (baseline)")
     for i, x in enumerate(vlines):
         ax.axvline(x, color="#b0b0b0", linestyle=":", linewidth=1, label=vline_label if i == 0 and vline_label else None)
-    if ax.get_legend_handles_labels()[0]:
+    handles = ax.get_legend_handles_labels()[0]
+    if len(handles) > 3:  # beside the plot: inside, it covered the lines (the total among them)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, framealpha=0.9)
+    elif handles:
         ax.legend(fontsize=8, loc="best", framealpha=0.9)
 
 

@@ -86,7 +86,7 @@ def _overview(records, groups, shown, weights) -> str:
                     ("mean return", "n/a" if mean is None else f"{mean:+.2f}"),
                     ("failed episodes", str(len(records) - len(scored)))]),
              f'<p>Env: {esc(", ".join(envs))}. Policy: {esc("; ".join(policies))}. '
-             f"Reward weights: {esc(_weights_text(weights))}.</p>"]
+             f"Reward weights: {esc(_weights_text(weights))}.</p>", _provenance(records)]
     if scored:
         xs = list(range(len(scored)))
         series = {k: (xs, [r["returns"].get(k, 0.0) for r in scored]) for k in COMPONENTS}
@@ -104,6 +104,20 @@ def _overview(records, groups, shown, weights) -> str:
         parts.append(f'<p class="note">The first {len(shown)} episodes have a full replay '
                      f"(`liveroom report --max-episodes N` for more).</p>")
     return "\n".join(parts)
+
+
+def _provenance(records: list[dict]) -> str:
+    """Where the records come from (:mod:`liveroom_sim.provenance`); a warning when they
+    come from more than one version of a spec, whose returns do not compare."""
+    seen = {json.dumps(r["provenance"], sort_keys=True): r["provenance"] for r in records if r.get("provenance")}
+    if not seen:
+        return '<p class="note">Provenance: not recorded (written by an older LiveRoom).</p>'
+    text = "; ".join(", ".join(f"{k} {v}" for k, v in p.items()) for p in seen.values())
+    specs = {(p.get("spec_id"), p.get("spec_digest")) for p in seen.values()}
+    mixed = len(specs) > len({sid for sid, _ in specs})
+    warn = ('<p class="bad"><b>These records come from different versions of the same spec</b> (different '
+            "content digests): their returns do not compare.</p>") if mixed else ""
+    return warn + f'<p class="note">Provenance: {esc(text)}.</p>'
 
 
 def _episode_link(r: dict, shown: list[dict]) -> str:

@@ -32,6 +32,6 @@ def encode(record: dict) -> str:
     text = json.dumps(record, ensure_ascii=False, default=str)
     bad = len(_SURROGATE.findall(text))
     if bad:
-        record["invalid_code_points"] = bad
+        record["invalid_code_points"] = max(bad, record["invalid_code_points"])
         text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(record, ensure_ascii=False, default=str))
     return text + "\n"

@@ -51,9 +51,12 @@ async def _session(env_id: str, avatar: OpenAIAvatar, seed: int, turns: int, out
             out["turns"].append(time.perf_counter() - turn_start)
             turn_start = None
             done += 1
-            if out["progress"]:
-                print(f"\r[latency] {len(out['turns'])}/{out['sessions'] * turns} turns, "
-                      f"{out['errors']} errors", end="", file=sys.stderr, flush=True)
+            total = out["sessions"] * turns
+            if out["progress"] and (sys.stderr.isatty() or len(out["turns"]) % max(1, total // 10) == 0):
+                # redrawn in place on a terminal; in a log, a line every tenth of the run
+                tty = sys.stderr.isatty()
+                print(f"{chr(13) if tty else ''}[latency] {len(out['turns'])}/{total} turns, {out['errors']} errors",
+                      end="" if tty else "\n", file=sys.stderr, flush=True)
         if terminated or truncated:
             return
 
@@ -72,7 +75,7 @@ async def measure(env_id: str, avatar: OpenAIAvatar, sessions: int = 4, concurre
     started = time.perf_counter()
     await asyncio.gather(*(one(seed) for seed in range(sessions)))
     wall = time.perf_counter() - started
-    if progress:
+    if progress and sys.stderr.isatty():
         print(file=sys.stderr)
     budget = gym.make(env_id).unwrapped.world.spec.latency.budget_s
     acc = avatar.accounting

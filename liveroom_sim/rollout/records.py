@@ -5,7 +5,9 @@ Schema (every line of a rollout file):
 - ``group_id`` (int), ``sample_index`` (int), ``seed`` (int): the episode's place. All
   samples of a group share the seed, hence the initial state and viewer behaviour.
 - ``env`` (str), ``policy`` (object, credentials stripped), ``group_size`` (int),
-  ``normalize`` (str): what ran and how (``--resume`` checks them).
+  ``normalize`` (str): what ran and how; ``provenance`` (object): the LiveRoom version,
+  the spec's id and the digests of its files' content and of its reward configuration
+  (:mod:`liveroom_sim.provenance`). ``--resume`` checks them all (the spec by its digest).
 - ``messages`` (list): the trajectory in OpenAI chat format, tool calls and results
   included; ``turn_rewards`` (list): each step's kind and reward breakdown.
 - ``return`` (float) and ``returns`` (component -> sum); ``advantage`` (float):
@@ -16,7 +18,8 @@ Schema (every line of a rollout file):
   the endpoint, not the policy, was the cause; ``policy_faults`` (turns the endpoint
   answered nothing usable, played as empty replies); ``waited_s`` (seconds paused for
   outages); ``invalid_code_points`` (how many lone surrogates the model's text held:
-  they are stored as ``\\udXXX`` escapes, so the text reads back exactly);
+  the room heard each as U+FFFD, and so do the messages; any left elsewhere are stored
+  as ``\\udXXX`` escapes, so the file is always valid UTF-8);
   ``decisions`` for learned policies; ``tokens`` (only when the policy logged them):
   one entry per step, see :mod:`liveroom_sim.rollout.tokens`.
 
@@ -29,6 +32,7 @@ tail off into ``<out>.torn`` and plays what is missing.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from liveroom_sim.llm.client import safe_url, scrub
@@ -51,7 +55,8 @@ def episode_record(group_id: int, sample_index: int, seed: int, env_id: str, pol
             "metrics": result.metrics, "accounting": result.accounting, "steps": result.steps,
             "terminated": result.terminated, "truncated": result.truncated, "reason": result.reason,
             "error": result.error, "infra": result.infra, "policy_faults": result.policy_faults,
-            "waited_s": result.waited_s, "decisions": [list(d) for d in result.decisions], **tokens}
+            "waited_s": result.waited_s, "decisions": [list(d) for d in result.decisions],
+            "invalid_code_points": (result.accounting or {}).get("invalid_code_points", 0), **tokens}
 
 
 def with_advantages(group: list[dict], normalize: str = "std", eps: float = 1e-6) -> list[dict]:
@@ -92,12 +97,15 @@ class RecordFile:
             if self.path.parent and not self.path.parent.is_dir():
                 raise RecordFileError(f"no folder {self.path.parent} for {self.path.name}")
             self.resumed, self.done = Resumed(), set()
-            self.path.write_text("")
+            with _naming(self.path):
+                self.path.write_text("")
             for stale in (self.pending_path, self.failures_path):
                 stale.unlink(missing_ok=True)
-        self._out = self.path.open("a", encoding="utf-8")
-        self._pend = self.pending_path.open("a", encoding="utf-8")
-        self._pending_bytes = self.pending_path.stat().st_size
+        with _naming(self.path):
+            self._out = self.path.open("a", encoding="utf-8")
+        with _naming(self.pending_path):
+            self._pend = self.pending_path.open("a", encoding="utf-8")
+            self._pending_bytes = self.pending_path.stat().st_size
         self._failures = None
 
     def has(self, group_id: int, sample_index: int) -> bool:
@@ -105,6 +113,8 @@ class RecordFile:
 
     def stamp(self, record: dict) -> dict:
         record["group_size"], record["normalize"] = self.group_size, self.settings["normalize"]
+        if self.settings.get("provenance"):
+            record["provenance"] = self.settings["provenance"]
         return record
 
     def add(self, record: dict) -> list[dict] | None:
@@ -121,8 +131,9 @@ class RecordFile:
             return None
         records = with_advantages(list(self.pending.pop(gid).values()), self.settings["normalize"],
                                   self.settings["eps"])
-        self._out.write("".join(encode(r) for r in records))
-        self._out.flush()
+        with _naming(self.path):
+            self._out.write("".join(encode(r) for r in records))
+            self._out.flush()
         self.done.add(gid)
         if self._pending_bytes > 64 * 2**20:
             self._compact_pending()
@@ -130,10 +141,11 @@ class RecordFile:
 
     def failed(self, record: dict) -> None:
         """Keep an infrastructure failure aside in ``<out>.failures`` (not in any group)."""
-        if self._failures is None:
-            self._failures = self.failures_path.open("a", encoding="utf-8")
-        self._failures.write(encode(self.stamp(record)))
-        self._failures.flush()
+        with _naming(self.failures_path):
+            if self._failures is None:
+                self._failures = self.failures_path.open("a", encoding="utf-8")
+            self._failures.write(encode(self.stamp(record)))
+            self._failures.flush()
 
     def drop(self, group_id: int) -> None:
         """Give up ``group_id`` for this run: it is not written; ``--resume`` completes it."""
@@ -142,8 +154,9 @@ class RecordFile:
 
     def _keep_pending(self, record: dict) -> None:
         line = encode(record)
-        self._pend.write(line)
-        self._pend.flush()
+        with _naming(self.pending_path):
+            self._pend.write(line)
+            self._pend.flush()
         self._pending_bytes += len(line)
 
     def _compact_pending(self) -> None:
@@ -156,8 +169,10 @@ class RecordFile:
         self._pend = self.pending_path.open("a", encoding="utf-8")
 
     def close(self) -> None:
-        self._out.close()
-        self._pend.close()
+        with contextlib.suppress(OSError):  # a write that failed already raised, naming its file
+            self._out.close()
+        with contextlib.suppress(OSError):
+            self._pend.close()
         if self._failures is not None:
             self._failures.close()
         if not self.pending and not self.dropped:
@@ -166,3 +181,12 @@ class RecordFile:
             self._compact_pending()
             self._pend.close()
 
+
+@contextlib.contextmanager
+def _naming(path: Path):
+    """Turn an OS error (a full disk, a file size limit, no permission) into a
+    :class:`RecordFileError` naming ``path``: the OS's own message names no file."""
+    try:
+        yield
+    except OSError as exc:
+        raise RecordFileError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -4,8 +4,8 @@ A group is written in one write, so after a crash (kill -9, a full disk, a power
 file is whole groups followed perhaps by a torn tail: a half-written line, or the first
 lines of a group. Resuming:
 
-1. checks that the file exists and that its records were written with this run's env,
-   policy (model and sampling options; not the endpoint's address) and settings
+1. checks that the file exists and that its records were written with this run's env
+   (the content of its spec's files, by digest, not only its id), policy (model and sampling options; not the endpoint's address) and settings
    (group size, first seed, normalisation), or says which differ;
 2. keeps every whole group, moves everything else (torn lines, partial or repeated
    groups) aside into ``<out>.torn`` and cuts it from the file, so the next group is
@@ -140,6 +140,12 @@ def _check(path: Path, record: dict, settings: dict) -> None:
     for key in ("group_size", "normalize"):
         if key in record and record[key] != settings[key]:
             problems.append(f"{key} {record[key]!r} (this run: {settings[key]!r})")
+    theirs_spec = (record.get("provenance") or {}).get("spec_digest")
+    ours_spec = (settings.get("provenance") or {}).get("spec_digest")
+    if ours_spec and theirs_spec != ours_spec:
+        problems.append(f"another version of the spec of {settings['env']!r}: its files' content digest is "
+                        f"{theirs_spec or '(none: written before LiveRoom recorded one)'} (this run: {ours_spec}); "
+                        "groups of two worlds must not share a file")
     seed = record.get("seed", 0) - record["group_id"] if isinstance(record.get("seed"), int) else None
     if seed is not None and seed != settings["seed"]:
         problems.append(f"first seed {seed} (this run: {settings['seed']})")

@@ -33,6 +33,8 @@ class Report:
     errors: int = 0
     truncated_by_policy: int = 0
     infra_failures: int = 0
+    replayed: int = 0
+    steps: int = 0
     policy_faults: int = 0
     worker_restarts: int = 0
     skipped: int = 0
@@ -45,8 +47,8 @@ class Report:
     def as_dict(self) -> dict:
         mean = self.return_sum / self.scored if self.scored else None
         return {"episodes": self.episodes, "errors": self.errors, "truncated_by_policy": self.truncated_by_policy,
-                "infra_failures": self.infra_failures, "incomplete_groups": self.incomplete_groups,
-                "policy_faults": self.policy_faults, "worker_restarts": self.worker_restarts,
+                "infra_failures": self.infra_failures, "played_again": self.replayed,
+                "incomplete_groups": self.incomplete_groups, "steps": self.steps, "policy_faults": self.policy_faults, "worker_restarts": self.worker_restarts,
                 "skipped_by_resume": self.skipped, **self.torn,
                 "seconds": round(self.seconds, 3), "episodes_per_second": round(self.episodes / self.seconds, 3)
                 if self.seconds else None, "mean_return": None if mean is None else round(mean, 4)}
@@ -69,35 +71,47 @@ def jobs_for(config: RolloutConfig, records: RecordFile) -> tuple[Iterator[Job],
 
 
 class Progress:
-    """A one-line progress bar on stderr: episodes done, episodes/s, mean return, errors."""
+    """Progress on stderr: episodes done of those to play, episodes/s, mean return, errors,
+    and episodes played again after an endpoint failure. On a terminal one line is redrawn
+    in place; in a log (stderr not a terminal) a line is added every ``log_every_s``
+    seconds, never a carriage return."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, log_every_s: float = 10.0):
         self.total, self.enabled, self.started, self.last = total, enabled, time.perf_counter(), 0.0
+        self.tty = enabled and sys.stderr.isatty()
+        self.every, self.shown = (0.5 if self.tty else log_every_s), ""
 
     def update(self, report: Report, force: bool = False) -> None:
         now = time.perf_counter()
-        if not self.enabled or (not force and now - self.last < 0.5):
+        if not self.enabled or (not force and now - self.last < self.every):
             return
         self.last = now
         rate = report.episodes / max(1e-9, now - self.started)
         mean = f"{report.return_sum / report.scored:.2f}" if report.scored else "-"
-        infra = f"  endpoint failures {report.infra_failures}" if report.infra_failures else ""
-        print(f"\r[rollout] {report.episodes}/{self.total} episodes  {rate:.2f} eps/s  mean return {mean}  "
-              f"errors {report.errors}{infra}", end="", file=sys.stderr, flush=True)
+        again = f"  played again {report.replayed}" if report.replayed else ""
+        line = (f"[rollout] {report.episodes}/{self.total} episodes  {rate:.2f} eps/s  mean return {mean}  "
+                f"errors {report.errors}{again}")
+        if self.tty:
+            print("\r" + line, end="", file=sys.stderr, flush=True)
+        elif line.split("  ")[0] != self.shown.split("  ")[0]:  # a log gets a line when the count moved
+            print(line, file=sys.stderr, flush=True)
+        self.shown = line
 
     def close(self, report: Report) -> None:
         if self.enabled:
             self.update(report, force=True)
-            print(file=sys.stderr)
+            if self.tty:
+                print(file=sys.stderr)
 
 
 def run_rollouts(config: RolloutConfig) -> dict:
     """Play the rollouts of ``config``; returns the closing report (also the file's
     records are complete when this returns)."""
     env_id = resolve_env_id(config.env)
+    origin = env_provenance(env_id)
     settings = {"env": env_id, "policy": episode_record(0, 0, 0, env_id, config.policy.describe())["policy"],
                 "group_size": config.group_size, "seed": config.seed, "normalize": config.normalize,
-                "eps": config.eps}
+                "eps": config.eps, "provenance": origin}
     records = RecordFile(config.out, settings, resume=config.resume, force=config.force)
     todo, count, skipped = jobs_for(config, records)
     report = Report(skipped=skipped, torn=records.resumed.as_dict() if config.resume else {})
@@ -106,14 +120,18 @@ def run_rollouts(config: RolloutConfig) -> dict:
 
     def finished(record: dict, job: Job) -> Job | None:
         """Keep ``record``; returns ``job`` when it must be played again."""
-        report.episodes += 1
         report.policy_faults += record.get("policy_faults") or 0
+        report.steps += record.get("steps") or 0
         if record.get("infra"):
             report.infra_failures += 1
             records.failed(record)
             job.infra_attempts += 1
             if config.on_infra_failure == "rerun" and job.infra_attempts <= config.infra_retries:
+                report.replayed += 1  # not done yet: the progress counts it when it ends for good
+                progress.update(report)
                 return job
+        report.episodes += 1
+        if record.get("infra"):
             if job.group_id not in records.dropped:
                 records.drop(job.group_id)
                 report.incomplete_groups += 1
@@ -146,8 +164,21 @@ def run_rollouts(config: RolloutConfig) -> dict:
         records.close()
         report.seconds = time.perf_counter() - started
         progress.close(report)
-    return {"env": env_id, "backend": config.backend, "workers": config.workers, "out": str(config.out),
-            **report.as_dict()}
+    workers = config.workers if config.backend == "ray" else 1  # serial and async run in this process
+    return {"env": env_id, "backend": config.backend, "workers": workers, "out": str(config.out),
+            **report.as_dict(), "provenance": origin}
+
+
+def env_provenance(env_id: str) -> dict:
+    """:func:`~liveroom_sim.provenance.provenance` of a registered env's spec (empty for an
+    env registered without a spec file)."""
+    import gymnasium as gym
+
+    from liveroom_sim.provenance import provenance
+    from liveroom_sim.spec import load_spec
+
+    path = gym.registry[env_id].kwargs.get("spec")
+    return provenance(load_spec(path)) if path else {}
 
 
 async def _run_async(env_id: str, config: RolloutConfig, queue: _Queue,

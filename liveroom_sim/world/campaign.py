@@ -12,19 +12,19 @@ from typing import Annotated, Literal, Union
 import pydantic
 
 from liveroom_sim.world import datafile
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Amount, Frozen, PositiveAmount, PositiveCount
 from liveroom_sim.world.rules import RuleSet
 
 
 class _Event(Frozen):
-    at: pydantic.NonNegativeFloat
+    at: Amount
     note: str = ""
 
 
 class PriceChange(_Event):
     type: Literal["price_change"]
     product: str
-    price: pydantic.PositiveFloat
+    price: PositiveAmount
 
 
 class FlashSaleStart(_Event):
@@ -32,8 +32,8 @@ class FlashSaleStart(_Event):
 
     type: Literal["flash_sale_start"]
     product: str
-    price: pydantic.PositiveFloat
-    quantity: pydantic.PositiveInt | None = None
+    price: PositiveAmount
+    quantity: PositiveCount | None = None
 
 
 class FlashSaleEnd(_Event):
@@ -48,8 +48,8 @@ class CouponStart(_Event):
     type: Literal["coupon_start"]
     code: str = pydantic.Field(pattern=r"^[A-Z][A-Z0-9]{3,15}$")
     kind: Literal["amount_off", "percent_off", "spend_save"]
-    value: pydantic.PositiveFloat
-    threshold: pydantic.NonNegativeFloat = 0.0
+    value: PositiveAmount
+    threshold: Amount = 0.0
     products: tuple[str, ...] = ()
 
 
@@ -66,7 +66,7 @@ class StockOut(_Event):
 class Restock(_Event):
     type: Literal["restock"]
     product: str
-    quantity: pydantic.PositiveInt
+    quantity: PositiveCount
 
 
 class Feature(_Event):
@@ -88,7 +88,7 @@ class StyleDirective(_Event):
 
     type: Literal["style_directive"]
     tone: str | None = None
-    max_chars: pydantic.PositiveInt | None = None
+    max_chars: PositiveCount | None = None
     slogan: str | None = None
     avoid_topics: tuple[str, ...] = ()
 

@@ -15,7 +15,7 @@ import pydantic
 
 from liveroom_sim.errors import SpecError, UnknownNameError
 from liveroom_sim.world import datafile
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Amount, Count, Frozen, PositiveAmount, PositiveCount
 from liveroom_sim.world.derived import derived
 
 Category = Literal["skincare", "apparel", "snacks", "electronics"]
@@ -24,14 +24,14 @@ Category = Literal["skincare", "apparel", "snacks", "electronics"]
 class Shipping(Frozen):
     """Shipping terms: dispatch time in hours and fee (0 means free shipping)."""
 
-    ships_within_hours: pydantic.PositiveInt
-    fee: pydantic.NonNegativeFloat = 0.0
+    ships_within_hours: PositiveCount
+    fee: Amount = 0.0
 
 
 class Returns(Frozen):
     """Return terms: days to return, and the condition the item must be in."""
 
-    days: pydantic.NonNegativeInt
+    days: Count
     condition: str
 
 
@@ -43,12 +43,12 @@ class _ProductBase(Frozen):
     #: name's last word. Viewers say "this serum" / 这款精华 about the product on stage.
     kind: str = ""
     brand: str
-    price: pydantic.PositiveFloat
-    list_price: pydantic.PositiveFloat
-    stock: pydantic.NonNegativeInt
+    price: PositiveAmount
+    list_price: PositiveAmount
+    stock: Count
     shipping: Shipping
     returns: Returns
-    warranty_months: pydantic.NonNegativeInt | None = None
+    warranty_months: Count | None = None
     sponsored: bool = False
     pitch: str = ""
 
@@ -83,8 +83,8 @@ class SkincareProduct(_ProductBase):
     category: Literal["skincare"]
     ingredients: tuple[str, ...] = pydantic.Field(min_length=1)
     skin_types: tuple[str, ...] = pydantic.Field(min_length=1)
-    volume_ml: pydantic.PositiveInt
-    shelf_life_months: pydantic.PositiveInt
+    volume_ml: PositiveCount
+    shelf_life_months: PositiveCount
     pregnancy_safe: bool
 
 
@@ -100,8 +100,8 @@ class SnacksProduct(_ProductBase):
     category: Literal["snacks"]
     ingredients: tuple[str, ...] = pydantic.Field(min_length=1)
     allergens: tuple[str, ...] = ()
-    shelf_life_months: pydantic.PositiveInt
-    net_weight_g: pydantic.PositiveInt
+    shelf_life_months: PositiveCount
+    net_weight_g: PositiveCount
     storage: str
     health_food: bool = False
 
@@ -110,7 +110,7 @@ class ElectronicsProduct(_ProductBase):
     category: Literal["electronics"]
     specs: dict[str, str] = pydantic.Field(min_length=1)
     compatibility: tuple[str, ...] = pydantic.Field(min_length=1)
-    battery_hours: pydantic.PositiveFloat | None = None
+    battery_hours: PositiveAmount | None = None
 
 
 Product = Annotated[
@@ -125,7 +125,7 @@ class Order(Frozen):
     id: str
     product_id: str
     status: str
-    eta_days: pydantic.NonNegativeInt | None = None
+    eta_days: Count | None = None
 
 
 class Catalog(Frozen):

@@ -4,14 +4,23 @@ A bad file fails with its path, the field (as a dotted path) and what was expect
 never with a bare pydantic or YAML traceback. Data files come from users, so reading one
 cannot hurt: a file past :data:`MAX_FILE_BYTES`, nested deeper than :data:`MAX_DEPTH`, or
 whose aliases expand past :data:`MAX_NODES` values (a "billion laughs" bomb) is refused
-before it is built; text that is not UTF-8 is named by file and byte. YAML goes through
-libyaml's C parser when PyYAML has it (about 10x faster than the pure-Python one).
+before it is built; text that is not UTF-8 is named by file and byte; only regular files
+are read (a FIFO would block the loader forever); an integer of more than
+:data:`MAX_DIGITS` digits is refused naming its field. Numbers that count or price
+something are bounded (:data:`Amount` and friends), so no arithmetic on them overflows.
+A file that is not LiveRoom data at all (a path pointing at the wrong file) is named,
+never echoed: errors quote field names and values only from files that are LiveRoom data.
+YAML goes through libyaml's C parser when PyYAML has it (about 10x faster than the
+pure-Python one).
 """
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import pydantic
 import yaml
@@ -26,6 +35,17 @@ MAX_DEPTH = 64
 """The deepest nesting of mappings and lists a data file may have."""
 MAX_NODES = 1_000_000
 """The most values (scalars, lists, mappings) a data file may hold once its aliases are expanded."""
+MAX_DIGITS = 64
+"""The most digits an integer in a data file may have (Python refuses to read past 4,300)."""
+MAX_AMOUNT = 1_000_000_000
+"""The largest price, stock, quantity or size a data file may give: far past any real room,
+small enough that sums and float conversions stay exact and finite (a 4,000-digit stock
+once loaded, and then every episode failed with an OverflowError)."""
+
+Amount = Annotated[float, pydantic.Field(ge=0, le=MAX_AMOUNT)]
+PositiveAmount = Annotated[float, pydantic.Field(gt=0, le=MAX_AMOUNT)]
+Count = Annotated[int, pydantic.Field(ge=0, le=MAX_AMOUNT)]
+PositiveCount = Annotated[int, pydantic.Field(gt=0, le=MAX_AMOUNT)]
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -72,10 +92,19 @@ def read_text(path: Path | str) -> str:
     """The UTF-8 text of a data file, raising :class:`SpecError` naming the file when it
     cannot be read, is larger than :data:`MAX_FILE_BYTES` or is not UTF-8."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+        # Opened without blocking, then checked: opening a FIFO for reading would wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SpecError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise SpecError(path, [f"not a regular file ({what}); a data file must be a file"])
+        try:
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise SpecError(path, [f"cannot read file: {exc.strerror or exc}"]) from None
     if len(data) > MAX_FILE_BYTES:
         raise SpecError(path, [f"file is larger than {MAX_FILE_BYTES} bytes, the limit for a data file"])
     try:
@@ -91,6 +120,10 @@ def parse_yaml(text: str, path: Path | str) -> Any:
     try:
         _check_shape(text, path)
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    except SpecError:
+        raise
+    except ValueError as exc:  # a number Python will not read (past 4,300 digits in another notation)
+        raise SpecError(path, [f"a number too large to read ({str(exc).split(';')[0]})"]) from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
@@ -116,6 +149,10 @@ def _check_shape(text: str, path: Path | str) -> None:
             nodes += 1
             if event.anchor:
                 sizes[event.anchor] = 1
+            if len(event.value) > MAX_DIGITS and not event.style and _INTEGER.fullmatch(event.value):
+                raise SpecError(path, [f"field '{_field_at(text, event.start_mark)}': an integer of "
+                                       f"{len(event.value.lstrip('+-'))} digits; the most a LiveRoom file takes is "
+                                       f"{MAX_DIGITS} (and counts and prices at most {MAX_AMOUNT:,})"])
         elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
@@ -133,8 +170,55 @@ def _check_shape(text: str, path: Path | str) -> None:
                                    "an alias bomb, or data too large for a LiveRoom file"])
 
 
+_INTEGER = re.compile(r"[-+]?[0-9][0-9_]*")
+
+
+def _field_at(text: str, mark) -> str:
+    """The dotted field path of the value that starts at ``mark`` (walked again only when
+    a value is refused, so reading a good file costs nothing more)."""
+    frames: list[list] = []  # [is a mapping, the current key or index, a key comes next]
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            frames.pop()
+            continue
+        if not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent,
+                                  yaml.SequenceStartEvent)):
+            continue
+        if frames and frames[-1][0] and frames[-1][2]:  # a mapping's key
+            frames[-1][1], frames[-1][2] = getattr(event, "value", "?"), False
+            if isinstance(event, yaml.ScalarEvent):
+                continue
+        elif frames and frames[-1][0]:  # a mapping's value: its next node is a key
+            frames[-1][2] = True
+        elif frames:
+            frames[-1][1] += 1
+        if event.start_mark.index == mark.index:
+            return ".".join(str(f[1]) for f in frames) or "(top level)"
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            frames.append([isinstance(event, yaml.MappingStartEvent), -1, True])
+    return "(unknown)"
+
+
+def foreign(data: Any, fields, path: Path | str, what: str = "LiveRoom data") -> None:
+    """Raise :class:`SpecError` when ``data`` (a file's top level) is not a mapping, or
+    is one that holds none of ``fields``: the path then names the wrong file (a password
+    file, a log), and its content, lines or keys, must not be echoed in the error."""
+    if isinstance(data, dict) and (not data or set(map(str, data)) & set(fields)):
+        return
+    if isinstance(data, dict):
+        got = f"a mapping of {len(data)} keys, none of them a field of {what}"
+    else:
+        got = {str: "text", list: "a list", type(None): "nothing (an empty file)"}.get(type(data), "a single value")
+    raise SpecError(path, [f"not {what}: expected a mapping of its fields ({', '.join(sorted(fields)[:8])}"
+                           f"{', ...' if len(fields) > 8 else ''}), got {got} (is the path right?)"])
+
+
 def validate(model: type[M], data: Any, path: Path | str, prefix: str = "") -> M:
-    """Validate ``data`` into ``model``; errors name ``path``, the field and the expectation."""
+    """Validate ``data`` into ``model``; errors name ``path``, the field and the expectation
+    (a file that is not this kind of data at all is named, its content never echoed)."""
+    if not prefix:
+        kind = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
+        foreign(data, model.model_fields, path, f"a {kind}" if kind.endswith(" file") else f"a {kind} file")
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
@@ -149,6 +233,8 @@ def load(model: type[M], path: Path | str) -> M:
 def _describe(err: dict[str, Any], prefix: str) -> str:
     field = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
     got = err.get("input")
+    if err["type"] == "extra_forbidden":  # a stray key's value says nothing about what to fix
+        return f"field '{field or '(top level)'}': {err['msg']}"
     shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
     if len(shown) > 60:
         shown = shown[:57] + "..."

@@ -21,3 +21,18 @@ def data_root() -> Path:
 
 ENVS_DIR = data_root() / "envs"
 PERSONAS_DIR = data_root() / "personas"
+
+
+def resolved(path: Path | str) -> Path:
+    """``path`` made absolute with its symbolic links followed.
+
+    Raises:
+        SpecError: A symbolic link loop (``a -> b -> a``) on the way, named by ``path``
+            (``Path.resolve`` raises a bare ``RuntimeError`` or ``OSError`` there).
+    """
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as exc:
+        from liveroom_sim.errors import SpecError
+
+        raise SpecError(path, [f"cannot follow its path: a symbolic link loop ({type(exc).__name__}: {exc})"]) from None

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import numpy as np
 import pydantic
 
-from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.datafile import Amount, Frozen
 
-Bounds = tuple[pydantic.NonNegativeFloat, pydantic.NonNegativeFloat]
+Bounds = tuple[Amount, Amount]
 
 
 class Spread(Frozen):
@@ -100,7 +100,7 @@ class CouponRanges(Frozen):
 class EventRanges(Frozen):
     """Campaign event times move by up to ``time_jitter_s`` seconds, keeping their order."""
 
-    time_jitter_s: pydantic.NonNegativeFloat = 0.0
+    time_jitter_s: Amount = 0.0
 
 
 class WorldRanges(Frozen):

@@ -37,7 +37,7 @@ def reward_sums(lines: list[str]) -> list[tuple[float, float]]:
 
 
 def test_the_transcript_starts_with_a_legend_and_its_rewards_add_up(capsys):
-    lines = demo(capsys, "--env", TINY)
+    lines = demo(capsys, "--env", TINY, "--full")
     assert lines[1].startswith("legend:") and all(sym in lines[1] for sym in ("waiting", "tool", "host", "!!", "ops"))
     sums = reward_sums(lines)
     assert len(sums) > 20
@@ -46,7 +46,7 @@ def test_the_transcript_starts_with_a_legend_and_its_rewards_add_up(capsys):
 
 
 def test_waiting_questions_are_shown_only_when_they_change(capsys):
-    lines = [line for line in demo(capsys, "--env", "LiveRoom-v0") if line.startswith("  waiting (")]
+    lines = [line for line in demo(capsys, "--env", "LiveRoom-v0", "--full") if line.startswith("  waiting (")]
     assert len(lines) > 10
     assert all(a != b for a, b in zip(lines, lines[1:]))
 
@@ -104,3 +104,46 @@ def test_a_tool_summary_is_one_bounded_line_without_cut_json(data):
     line = summarise_result(json.dumps(data))
     assert "\n" not in line and len(line) <= 400
     assert '{"' not in line
+
+
+# ---------------------------------------------------------------- issue 30: a transcript a newcomer reads in a minute
+def test_the_default_transcript_is_short_and_the_full_one_a_flag_away(capsys):
+    short = demo(capsys, "--env", "LiveRoom-v0")
+    full = demo(capsys, "--env", "LiveRoom-v0", "--full")
+    assert len(short) <= 200 < 1000 < len(full)
+    assert "--full" in short[2] and "summary" in short[2]  # the reader is told what is left out, at the top
+    assert sum(line.startswith("  !! ") for line in short) == 24  # every campaign event is still there
+    assert sum(line.startswith("  host ") for line in short) >= 10  # and a sample of exchanges
+    assert any(line.startswith("== episode summary") for line in short)
+    assert sum(line.startswith("  host ") for line in full) > 200
+
+
+def test_waiting_counts_every_question_that_waits(capsys):
+    lines = [line for line in demo(capsys, "--env", "LiveRoom-v0", "--full") if line.startswith("  waiting (")]
+    counts = [int(line.split("(")[1].split(")")[0]) for line in lines]
+    assert max(counts) > 8  # the update lists eight; the count is all that wait
+    for line, n in zip(lines, counts):
+        names = line.split("): ", 1)[1]
+        shown = 0 if names == "none" else len(names.split(" (+")[0].split(", "))
+        more = int(names.rsplit("(+", 1)[1].split(" ")[0]) if "(+" in names else 0
+        assert shown + more == n, line
+
+
+def test_each_campaign_event_is_printed_once(capsys):
+    lines = demo(capsys, "--env", TINY, "--full")
+    events = [line for line in lines if line.startswith("  !! ")]
+    ops = [line for line in lines if line.startswith("  ops ")]
+    assert events and not any(o[len("  ops   "):].split(" (")[0] in e for o in ops for e in events)
+    assert "now costs 17.5" in "\n".join(events)  # the event line says what the ops note said
+
+
+def test_the_legend_names_every_component_the_reward_lines_show(capsys):
+    lines = demo(capsys, "--env", TINY)
+    shown = {name for line in lines if line.strip().startswith("reward ")
+             for _, name, _ in TERM.findall("+ " + line.split(" = ", 1)[1])}
+    assert len(shown) == 7 and all(name in lines[1] for name in shown)
+
+
+def test_brief_says_the_latency_is_simulated(capsys):
+    lines = demo(capsys, "--env", TINY, "--brief")
+    assert any("simulated" in line and "latency" in line for line in lines)

@@ -122,3 +122,79 @@ def test_export_sft_teacher_is_a_deprecated_alias_of_policy(capsys, tmp_path):
     assert "--teacher is deprecated; use --policy" in err
     code, _, err = run(capsys, "export-sft", "--env", TINY, "--policy", "nope", "--out", str(tmp_path / "b.jsonl"))
     assert code == 2 and "unknown policy 'nope'" in err
+
+
+# ---------------------------------------------------------------- issue 30: surfaces that tell the truth
+def _value_options():
+    from liveroom_sim.cli.main import build_parser
+
+    parser = build_parser()
+    stack = [("liveroom", parser)]
+    while stack:
+        name, p = stack.pop()
+        for action in p._actions:
+            if hasattr(action, "choices") and isinstance(action.choices, dict) and action.option_strings == []:
+                stack += [(f"{name} {k}", sub) for k, sub in action.choices.items()]
+            elif action.option_strings and action.nargs != 0 and action.dest != "help" and not action.required:
+                yield name, action
+
+
+def test_every_option_that_takes_a_value_says_its_default_in_help():
+    missing = [f"{name} {a.option_strings[-1]}" for name, a in _value_options()
+               if a.default is None and "default" not in (a.help or "")]
+    assert not missing, f"no default shown: {missing}"
+
+
+@pytest.mark.parametrize("command", [["eval", "--suite", "lsqa", "--limit", "1"],
+                                     ["export-sft", "--env", TINY, "--episodes", "1", "--augment", "1"]])
+def test_eval_and_export_sft_refuse_to_overwrite_like_rollout(capsys, tmp_path, command):
+    out = tmp_path / ("eval-out" if command[0] == "eval" else "sft.jsonl")
+    if command[0] == "eval":
+        out.mkdir()
+        (out / "results.json").write_text("precious")
+        kept = out / "results.json"
+    else:
+        out.write_text("precious")
+        kept = out
+    code, _, err = run(capsys, *command, "--out", str(out))
+    assert code == 2 and "--force" in err and kept.read_text() == "precious"
+    assert err.count("\n") == 1 and err.startswith(f"liveroom {command[0]}: error: ")
+    code, _, err = run(capsys, *command, "--out", str(out), "--force")
+    assert code == 0 and kept.read_text() != "precious"
+
+
+def test_a_group_size_that_does_not_divide_the_episodes_says_what_it_plays(capsys, tmp_path):
+    code, out, err = run(capsys, "rollout", "--env", TINY, "--policy", "naive", "--episodes", "5", "--group-size", "4",
+                         "--out", str(tmp_path / "r.jsonl"))
+    assert code == 0 and "playing 8 episodes" in err and "2 groups of 4" in err
+    summary = json.loads(out)
+    assert summary["episodes"] == 8 and summary["workers"] == 1 and summary["provenance"]["spec_id"] == "Tiny-v0"
+
+
+def test_errors_share_one_prefix(capsys, tmp_path):
+    code, _, err = run(capsys, "audit", "--seeds", "0")
+    assert code == 2 and err.startswith("liveroom audit: error: ")
+    bad = tmp_path / "cases.jsonl"
+    bad.write_text("{not json\n")
+    code, _, err = run(capsys, "rewards", "check", str(bad))
+    assert code == 2 and err.startswith("liveroom rewards: error: ") and err.count("\n") == 1
+
+
+def test_demo_json_returns_have_their_total(capsys):
+    code, out, _ = run(capsys, "demo", "--env", TINY, "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["returns"]["total"] == summary["return"]
+    parts = sum(v * summary["weights"][k] for k, v in summary["returns"].items() if k != "total")
+    assert summary["gated_turns"] or abs(parts - summary["return"]) < 1e-3
+
+
+@pytest.mark.parametrize("command", [["demo", "--env", TINY, "--policy", "openai", "--model", "m", "--brief"],
+                                     ["latency", "--env", TINY, "--sessions", "1", "--turns", "1", "--model", "m"]])
+def test_no_zero_filled_summary_before_an_endpoint_error(capsys, command, monkeypatch):
+    from liveroom_sim.testing import FaultPlan, OpenAICompatServer, scripted_responder
+
+    monkeypatch.setenv("LIVEROOM_PATIENCE_S", "0")
+    with OpenAICompatServer(scripted_responder(["hi"]), faults=FaultPlan(rates={"500": 1.0})) as srv:
+        code, out, err = run(capsys, *command, "--base-url", srv.base_url)
+    assert code == 1 and "HTTP 500" in err
+    assert "GMV 0.00" not in out and "n=0" not in out and "0 errors" not in out, out

@@ -340,3 +340,76 @@ def test_direct_call_errors_carry_the_servers_message_in_vllm_style_too():
         avatar = OpenAIAvatar(Endpoint("m", url, direct=True))
         with pytest.raises(EndpointError, match="HTTP 400: prompt is 40000 tokens"):
             asyncio.run(avatar.acall("", {"messages": [{"role": "user", "content": "x"}], "tools": []}))
+
+
+# ---------------------------------------------------------------- issue 30: credentials and what the room shows
+@pytest.mark.parametrize("direct", [False, True])
+def test_a_base_url_with_user_info_works_on_the_async_backend_too(direct):
+    with OpenAICompatServer(scripted_responder(["@mia hi!"])) as srv:
+        url = srv.base_url.replace("http://", "http://someone:pa55word@")
+        avatar = OpenAIAvatar(Endpoint("m", url, max_retries=0, direct=direct))
+        info = {"messages": [{"role": "user", "content": "hi"}], "tools": []}
+        assert avatar("", info) == "@mia hi!"
+        assert asyncio.run(avatar.acall("", info)) == "@mia hi!"
+
+
+def test_a_client_side_value_error_is_not_called_a_cut_off_answer():
+    from liveroom_sim.llm.client import EndpointRefused, endpoint_failure
+
+    error = endpoint_failure(ValueError("Cannot combine AUTHORIZATION header with AUTH argument"))
+    assert "not valid JSON" not in str(error) and "Cannot combine" in str(error)
+    assert not isinstance(error, liveroom_sim.llm.client.EndpointUnavailable)  # not an outage to wait out
+    assert isinstance(error, EndpointRefused)
+    cut = endpoint_failure(json.JSONDecodeError("Expecting value", '{"id": "x", "cho', 16))
+    assert "not valid JSON (cut off?)" in str(cut)
+
+
+@pytest.mark.parametrize("url", ["http://proxy.example/sk-abcdef0123456789abcdef/v1",
+                                 "http://proxy.example/key/Zm9vYmFyYmF6cXV4MTIzNDU2/v1",
+                                 "http://proxy.example/api_key=s3cretS3cret99/v1"])
+def test_a_key_in_the_url_path_is_redacted(url):
+    from liveroom_sim.cli.common import redact_url
+    from liveroom_sim.llm.client import safe_url, scrub
+
+    for shown in (redact_url(url), safe_url(url), scrub(f"cannot reach {url}: refused")):
+        assert "proxy.example" in shown and "/v1" in shown
+        for secret in ("sk-abcdef0123456789abcdef", "Zm9vYmFyYmF6cXV4MTIzNDU2", "s3cretS3cret99"):
+            assert secret not in shown, shown
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"  # a plain path is kept
+    assert safe_url("https://api.example.com/openai/deployments/gpt-4o-mini/v1") == \
+        "https://api.example.com/openai/deployments/gpt-4o-mini/v1"
+
+
+@pytest.mark.parametrize("backend", ["serial", "async"])
+def test_lone_surrogates_in_replies_never_reach_what_the_room_shows(backend):
+    reply = "@mia hi \ud83d, the serum is $20 \udfff today"
+    seen = []
+
+    def check(info):
+        seen.append(json.dumps(info["messages"], ensure_ascii=False).encode("utf-8"))  # raises on a lone surrogate
+
+    with OpenAICompatServer(scripted_responder([reply])) as srv:
+        avatar = OpenAIAvatar(Endpoint("m", srv.base_url))
+        env = _tiny()
+        if backend == "serial":
+            result = play(env, avatar, seed=0, on_step=check, record=True)
+        else:
+            result = asyncio.run(aplay(env, avatar, seed=0, on_step=check, record=True))
+        sent = [json.dumps(r["messages"], ensure_ascii=False) for r in srv.requests]
+    assert len(seen) == result.steps > 3 and result.error is None
+    said = [m["content"] for m in result.messages if m["role"] == "assistant" and m.get("content")]
+    assert "@mia hi \ufffd, the serum is $20 \ufffd today" in said  # as the room heard it: U+FFFD
+    assert all("\ud83d" not in s and "\udfff" not in s for s in sent[1:])
+    assert result.accounting["invalid_code_points"] == 2 * avatar.accounting.calls
+
+
+def test_progress_in_a_log_is_lines_never_carriage_returns(tmp_path):
+    import subprocess
+    import sys
+
+    with OpenAICompatServer(policy_responder(ScriptedAvatar())) as srv:
+        done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", "latency", "--env", TINY, "--base-url",
+                               srv.base_url, "--model", "m", "--sessions", "2", "--turns", "5"], capture_output=True,
+                              timeout=120)  # bytes: text mode would read a carriage return as a new line
+    assert done.returncode == 0, done.stderr
+    assert b"\r" not in done.stderr and b"[latency] 10/10 turns, 0 errors\n" in done.stderr

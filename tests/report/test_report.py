@@ -112,3 +112,84 @@ def test_a_source_it_cannot_read_is_one_line(tmp_path, capsys, make, message):
     assert main(["report", str(source)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_an_eval_folder_is_a_report_with_per_suite_tables_and_failed_cases(tmp_path, capsys):
+    out = tmp_path / "eval"
+    assert main(["eval", "--suite", "lsqa,robust", "--limit", "6", "--policy", "naive", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    prov = results["summary"]["provenance"]
+    assert prov["suites"]["lsqa"] and all(len(p["spec_digest"]) == 16 for p in prov["specs"].values())
+    assert main(["report", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    pages = sections(html)
+    assert {"overview", "suite-lsqa", "suite-robust", "failures"} <= set(pages)
+    assert "pass@1" in pages["suite-lsqa"] and "<table>" in pages["suite-robust"]
+    failed = [c for c in results["cases"] if not all(s["verdict"].get("pass") for s in c["samples"])]
+    assert failed  # the naive host fails some cases
+    shown = failed[:8]
+    for case in shown:  # each failure with its transcript: the question, then what the policy did
+        assert f'id="case-{case["id"]}"' in pages["failures"]
+        assert case["inputs"]["question"]["text"].split()[0] in pages["failures"]
+    assert prov["specs"] and next(iter(prov["specs"].values()))["spec_digest"] in pages["overview"]
+
+
+# ---------------------------------------------------------------- issue 30: plots and notes that tell the truth
+def _chart():
+    from liveroom_sim.report import plots
+    from liveroom_sim.report.episode import COMPONENTS
+
+    xs = list(range(12))
+    series = {k: (xs, [0.0] * 12) for k in COMPONENTS}  # components that tie overlap exactly
+    series["engagement"] = (xs, [0.0] * 12)
+    series["total"] = (xs, [float(i) for i in xs])
+    return plots.line_figure(series, title="Cumulative reward by component (weighted contribution): g0 s1 seed 3, "
+                                           "a label long enough to pass the plot's width", xlabel="x", ylabel="y")
+
+
+def test_the_legend_never_covers_the_lines_and_tied_lines_stay_visible():
+    fig = _chart()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    assert not ax.get_legend().get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    styles = {(line.get_linestyle(), line.get_marker()) for line in lines.values()}
+    assert len(styles) == len(lines)  # two tied components are still two visible lines
+    assert lines["total"].get_zorder() == max(line.get_zorder() for line in lines.values())
+
+
+def test_a_long_title_is_not_clipped():
+    from liveroom_sim.report import plots
+
+    fig = _chart()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig.axes[0].title.get_window_extent(renderer)
+    figure = fig.bbox
+    assert title.x0 >= figure.x0 - 1 and title.x1 <= figure.x1 + 1
+    assert "Cumulative reward" in plots.to_svg(fig)
+
+
+def test_every_campaign_event_has_a_note_in_the_report(rollout_file):
+    from liveroom_sim.report.episode import render_episode
+
+    r = records(rollout_file)[0]
+    for t in r["turn_rewards"]:  # events as a campaign file without notes gives them
+        for e in t["detail"].get("events", ()):
+            e.pop("note", None)
+    page = render_episode(r, None)
+    table = page.split('<table class="events">')[1].split("</table>")[0]
+    notes = re.findall(r'<td class="l">[^<]*</td><td class="l">([^<]*)</td></tr>', table)
+    assert notes and all(n.strip() for n in notes), table
+    assert "price" in table and "code=" not in table  # said in words, not as fields
+
+
+def test_the_overview_names_the_provenance_and_warns_of_mixed_worlds(rollout_file, tmp_path):
+    rows = records(rollout_file)
+    digest = rows[0]["provenance"]["spec_digest"]
+    assert digest in sections(build_report(rollout_file))["overview"]
+    rows[1]["provenance"] = {**rows[1]["provenance"], "spec_digest": "0123456789abcdef"}
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "different versions of the same spec" in sections(build_report(mixed))["overview"]

@@ -47,7 +47,7 @@ def _same(rows, reference):
 
 # ---------------------------------------------------------------- what models say
 @pytest.mark.parametrize("backend", ["serial", "async"])
-def test_a_lone_surrogate_in_a_reply_is_stored_losslessly_and_flagged(tmp_path, backend):
+def test_a_lone_surrogate_in_a_reply_is_stored_as_the_room_heard_it_and_flagged(tmp_path, backend):
     reply = "@mia hi \ud83d, the serum is $25 \udfff today"
     with OpenAICompatServer(scripted_responder([reply])) as srv:
         policy = PolicySpec(kind="openai", model="m", base_url=srv.base_url)
@@ -57,7 +57,7 @@ def test_a_lone_surrogate_in_a_reply_is_stored_losslessly_and_flagged(tmp_path, 
     rows = _rows(tmp_path / "r.jsonl")
     assert report["episodes"] == len(rows) == 4 and report["errors"] == 0 and again["episodes"] == 0
     said = [m["content"] for r in rows for m in r["messages"] if m["role"] == "assistant" and m.get("content")]
-    assert reply in said  # read back code point for code point
+    assert reply.replace("\ud83d", "\ufffd").replace("\udfff", "\ufffd") in said  # as the room heard it
     assert all(r["invalid_code_points"] >= 2 for r in rows)
     (tmp_path / "r.jsonl").read_bytes().decode("utf-8")  # the file itself is valid UTF-8
 
@@ -263,3 +263,108 @@ def test_export_sft_goes_on_after_an_endpoint_failure(tmp_path):
     assert counts["variants"] == 3 and counts["failed_variants"] == 1 and "HTTP 500" in counts["failures"][0]
     rows = _rows(tmp_path / "sft.jsonl")
     assert len(rows) == counts["written"] and {r["meta"]["variant"] for r in rows} == {0, 1, 2}
+
+
+# ---------------------------------------------------------------- runs that must not look fine
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}, "LIVEROOM_PATIENCE_S": "0"}
+    return subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", *args], capture_output=True, text=True,
+                          timeout=180, env=env)
+
+
+def _one_line_reason(done: subprocess.CompletedProcess, command: str = "rollout") -> str:
+    """The run failed: a non-zero exit and exactly one error line on stderr, no traceback."""
+    errors = [line for line in done.stderr.splitlines() if ": error:" in line]
+    assert done.returncode != 0, done.stderr
+    assert len(errors) == 1 and errors[0].startswith(f"liveroom {command}: error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    return errors[0]
+
+
+def test_chaos_an_endpoint_that_answers_only_empty_choices_fails_the_run(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=FaultPlan(rates={"empty_choices": 1.0})) as srv:
+        url = srv.base_url
+        done = _cli("rollout", "--env", TINY, "--policy", "openai", "--base-url", url, "--model", "m",
+                    "--episodes", "2", "--out", str(out))
+    reason = _one_line_reason(done)
+    assert done.returncode == 1 and "no choices" in reason and url in reason
+    rows = _rows(out)  # the records are kept, and say what happened
+    assert rows and all(r["policy_faults"] == r["steps"] > 0 for r in rows)
+
+
+def test_chaos_a_run_whose_every_episode_crashes_fails_whatever_the_policy(tmp_path):
+    broken = tmp_path / "policy.json"
+    broken.write_text(json.dumps({"kind": "liveroom-learned-avatar", "parameters": {"respond": {}}}))
+    done = _cli("rollout", "--env", TINY, "--policy", str(broken), "--episodes", "3", "--out", str(tmp_path / "r.jsonl"))
+    reason = _one_line_reason(done)
+    assert "3 of 3 episodes failed" in reason and "KeyError" in reason
+
+
+def test_chaos_a_spec_file_that_reuses_a_built_in_id_is_refused(tmp_path):
+    from liveroom_sim.world.paths import ENVS_DIR
+
+    spec = tmp_path / "LiveRoom-v0.yaml"
+    spec.write_text(f"extends: {(ENVS_DIR / 'LiveRoom-v0.yaml').resolve()}\nid: LiveRoom-v0\nstream:\n  duration_s: 120\n")
+    done = _cli("rollout", "--env", str(spec), "--episodes", "1", "--out", str(tmp_path / "r.jsonl"))
+    reason = _one_line_reason(done)
+    assert done.returncode == 2 and "LiveRoom-v0" in reason and "built-in" in reason
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_spec_file_may_not_replace_a_built_in_env_in_the_same_process(tmp_path):
+    import gymnasium as gym
+
+    import liveroom_sim
+    from liveroom_sim.errors import SpecError
+    from liveroom_sim.world.paths import ENVS_DIR
+
+    spec = tmp_path / "LiveRoom-v0.yaml"
+    spec.write_text(f"extends: {(ENVS_DIR / 'LiveRoom-v0.yaml').resolve()}\nid: LiveRoom-v0\nstream:\n  duration_s: 120\n")
+    with pytest.raises(SpecError, match="registered already for the built-in env"):
+        resolve_env_id(str(spec))
+    assert gym.make("LiveRoom-v0").unwrapped.world.spec.stream.duration_s == 900
+    assert liveroom_sim.register_spec(spec, env_id="My120-v0") == "My120-v0"  # under its own id it is fine
+
+
+def test_resume_compares_the_specs_content_not_its_id(tmp_path, tiny_dir):
+    spec = tiny_dir / "tiny-v0.yaml"
+    out = tmp_path / "r.jsonl"
+    first = run_rollouts(_config(out, env=str(spec), episodes=4, group_size=2))
+    rows = _rows(out)
+    assert first["provenance"]["spec_id"] == "Tiny-v0" and len(first["provenance"]["spec_digest"]) == 16
+    assert all(r["provenance"] == first["provenance"] for r in rows)  # every record says where it comes from
+    spec.write_text(spec.read_text().replace("duration_s: 120", "duration_s: 60"))
+    with pytest.raises(RecordFileError, match="another version of the spec of 'Tiny-v0'"):
+        run_rollouts(_config(out, env=str(spec), episodes=8, group_size=2, resume=True))
+    assert _rows(out) == rows  # nothing was mixed in
+
+
+def test_progress_counts_each_episode_once_when_failed_ones_are_played_again(tmp_path, capsys):
+    plan = FaultPlan(schedule={i: "503" for i in range(3)})
+    with OpenAICompatServer(policy_responder(ScriptedAvatar()), faults=plan) as srv:
+        policy = PolicySpec(kind="openai", model="m", base_url=srv.base_url, max_retries=0)
+        report = run_rollouts(_config(tmp_path / "r.jsonl", policy=policy, patience_s=0, episodes=2, group_size=1,
+                                      infra_retries=3, progress=True))
+    err = capsys.readouterr().err
+    counts = [tuple(map(int, m)) for m in __import__("re").findall(r"\] (\d+)/(\d+) episodes", err)]
+    assert "\r" not in err and counts and all(done <= total == 2 for done, total in counts)  # a log, never "4/2"
+    assert counts[-1] == (2, 2) and "played again 3" in err
+    assert report["episodes"] == 2 and report["played_again"] == 3 and report["workers"] == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE")
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path):
+    import resource
+
+    def small_files():  # as a full disk does: a write fails (EFBIG, like ENOSPC, names no file)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    out = tmp_path / "r.jsonl"
+    done = subprocess.run([sys.executable, "-m", "liveroom_sim.cli.main", "rollout", "--env", TINY, "--episodes", "1",
+                           "--out", str(out)], capture_output=True, text=True, timeout=180, preexec_fn=small_files)
+    reason = _one_line_reason(done)
+    assert done.returncode == 2 and f"cannot write {out}" in reason and "File too large" in reason

@@ -142,3 +142,84 @@ def test_the_built_in_specs_still_load():
         assert load_spec(spec).spec.id
     env = gym.make("LiveRoom-v0")
     env.reset(seed=0)
+
+
+# ------------------------------------------------------------------ numbers with bounds
+@pytest.mark.parametrize("old, new, field", [
+    ("    stock: 6\n", "    stock: " + "9" * 4000 + "\n", "products.0.stock"),
+    ("    price: 20.00\n", "    price: 1e300\n", "products.0.skincare.price"),
+    ("    volume_ml: 30\n", "    volume_ml: 123456789012345678901234567890\n", "products.0.skincare.volume_ml"),
+])
+def test_absurd_catalog_numbers_are_refused_at_load_naming_file_and_field(tiny, old, new, field):
+    _edit(tiny / "catalog.yaml", old, new)
+    message = _error(tiny / "tiny-v0.yaml")
+    assert "catalog.yaml" in message and f"field '{field}'" in message
+    assert "9" * 100 not in message  # the number is not echoed in full
+
+
+def test_a_5000_digit_integer_is_a_spec_error_naming_file_and_field(tiny):
+    _edit(tiny / "catalog.yaml", "    stock: 6\n", "    stock: " + "7" * 5000 + "\n")
+    message = _error(tiny / "tiny-v0.yaml")
+    assert "catalog.yaml" in message and "field 'products.0.stock'" in message and "5000 digits" in message
+
+
+def test_a_campaign_quantity_and_a_world_range_have_bounds(tiny):
+    _edit(tiny / "tiny-v0.yaml", "stream:\n", "world:\n  stock: [1, 1e30]\nstream:\n")
+    assert "field 'world.stock" in _error(tiny / "tiny-v0.yaml")
+
+
+# ------------------------------------------------------------------ files stay in their lane
+SECRET = "root:$6$s3cr3tHash0123456789:19000:0:99999:7:::\nadmin_password: hunter2-very-secret\n"
+
+
+@pytest.mark.parametrize("field", ["catalog", "extends"])
+def test_a_file_that_is_not_liveroom_data_is_never_echoed(tiny, field):
+    secret = tiny / "shadow"
+    secret.write_text(SECRET)
+    spec = tiny / "tiny-v0.yaml"
+    if field == "extends":
+        spec.write_text(f"extends: {secret}\n" + spec.read_text())
+    else:
+        _edit(spec, "catalog: catalog.yaml", f"catalog: {secret}")
+    message = _error(spec)
+    assert str(secret) in message
+    for piece in ("root", "s3cr3t", "19000", "admin_password", "hunter2"):
+        assert piece not in message.replace(str(secret), ""), message
+
+
+def test_a_fifo_named_as_a_catalog_is_refused_not_read(tiny):
+    import os
+    import threading
+
+    fifo = tiny / "catalog.fifo"
+    os.mkfifo(fifo)
+    _edit(tiny / "tiny-v0.yaml", "catalog: catalog.yaml", "catalog: catalog.fifo")
+    found = []
+    reader = threading.Thread(target=lambda: found.append(_error(tiny / "tiny-v0.yaml")), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "the loader hangs on a FIFO"
+    assert "catalog.fifo" in found[0] and "not a regular file" in found[0]
+
+
+def test_a_symlink_loop_is_a_spec_error(tiny):
+    import liveroom_sim
+
+    loop_a, loop_b = tiny / "a-v0.yaml", tiny / "b-v0.yaml"
+    loop_a.symlink_to(loop_b)
+    loop_b.symlink_to(loop_a)
+    with pytest.raises(SpecError, match="a-v0.yaml"):
+        liveroom_sim.register_spec(loop_a)
+    _edit(tiny / "tiny-v0.yaml", "catalog: catalog.yaml", "catalog: a-v0.yaml")
+    assert "a-v0.yaml" in _error(tiny / "tiny-v0.yaml")
+    spec = tiny / "ext-v0.yaml"
+    spec.write_text("extends: a-v0.yaml\nid: Ext-v0\n")
+    assert "a-v0.yaml" in _error(spec)
+
+
+def test_a_missing_phrasebook_is_named_as_missing(tiny):
+    _edit(tiny / "tiny-v0.yaml", "phrasebook: ../../../envs/phrasebook/en.yaml".replace("../../../envs", str(ENVS_DIR)),
+          "phrasebook: nowhere/fr.yaml")
+    message = _error(tiny / "tiny-v0.yaml")
+    assert f"invalid data file {tiny / 'tiny-v0.yaml'}" in message  # the spec that names it
+    assert "field 'phrasebook': no file 'nowhere/fr.yaml'" in message and str(tiny / "nowhere" / "fr.yaml") in message

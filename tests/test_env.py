@@ -18,11 +18,12 @@ from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
 import liveroom_sim
 from liveroom_sim.env import LiveRoomEnv
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from liveroom_sim.rewards.registry import COMPONENTS
 from liveroom_sim.world.paths import ENVS_DIR
 
 TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny-v0.yaml"
 REGISTERED = ["LiveRoom-v0", "LiveRoom-zh-v0"]
-COMPONENT_KEYS = {"factuality", "compliance", "engagement", "strategy", "harness", "tools", "outcome", "total"}
+COMPONENT_KEYS = {*(c.name for c in COMPONENTS if not c.optional), "total"}
 METRIC_KEYS = {"viewers_present", "questions_answered", "questions_ignored", "purchases", "gmv", "latency_s"}
 TOOL_CALL = json.dumps({"tool_calls": [{"id": "c0", "type": "function",
                                         "function": {"name": "get_promotions", "arguments": "{}"}}]})

@@ -15,8 +15,10 @@ import json
 import re
 
 from liveroom_sim.report.episode import event_text
+from liveroom_sim.rewards.registry import COMPONENTS
 
-ABBREV = {"factuality": "fact", "compliance": "comp", "engagement": "eng", "strategy": "strat", "harness": "harn"}
+#: Each reward component's abbreviation in a reward line, as its declaration gives it.
+ABBREV = {c.name: c.short for c in COMPONENTS if c.short}
 #: Turns the short transcript prints in full before it samples one exchange a stream minute.
 FIRST_TURNS = 8
 

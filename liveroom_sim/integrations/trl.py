@@ -51,20 +51,15 @@ from liveroom_sim.integrations.trl_rewards import (
     DEFAULT_ENV_ID,
     REWARD_FUNCS,
     _make_env,
-    liveroom_compliance,
-    liveroom_engagement,
-    liveroom_factuality,
-    liveroom_harness,
-    liveroom_outcome,
     liveroom_reward_total,
-    liveroom_strategy,
-    liveroom_tools,
 )
+
+# liveroom_factuality, liveroom_compliance, ...: one per declared reward component.
+globals().update({f.__name__: f for f in COMPONENT_REWARD_FUNCS})
 
 __all__ = [
     "LiveRoomToolEnv", "make_environment_factory", "make_dataset", "REWARD_FUNCS", "COMPONENT_REWARD_FUNCS",
-    "liveroom_reward_total", "liveroom_factuality", "liveroom_compliance", "liveroom_engagement",
-    "liveroom_strategy", "liveroom_harness", "liveroom_tools", "liveroom_outcome", "TOOL_MODE_NOTE",
+    "liveroom_reward_total", *(f.__name__ for f in COMPONENT_REWARD_FUNCS), "TOOL_MODE_NOTE",
 ]
 
 #: Appended to the opening room update: under TRL a message without a tool call ends the

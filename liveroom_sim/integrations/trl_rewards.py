@@ -11,6 +11,8 @@ import functools
 import json
 from typing import Any
 
+from liveroom_sim.rewards.registry import COMPONENTS
+
 DEFAULT_ENV_ID = "LiveRoom-v0"
 
 
@@ -39,44 +41,22 @@ def liveroom_reward_total(prompts=None, completions=None, environments=None, **k
     return _rewards("total", completions, environments, kwargs)
 
 
-def liveroom_factuality(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``factuality`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("factuality", completions, environments, kwargs)
+def _component_reward(name: str):
+    """The TRL reward function of one reward component, named ``liveroom_<name>``."""
+    def reward(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
+        return _rewards(name, completions, environments, kwargs)
+
+    reward.__name__ = reward.__qualname__ = f"liveroom_{name}"
+    reward.__doc__ = (f"The ``{name}`` component of each completion's LiveRoom reward "
+                      "(see :func:`liveroom_reward_total`).")
+    return reward
 
 
-def liveroom_compliance(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``compliance`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("compliance", completions, environments, kwargs)
+#: One reward function per reward component (unweighted component values), made from the
+#: components' declaration: ``liveroom_factuality``, ``liveroom_compliance``, ...
+COMPONENT_REWARD_FUNCS = tuple(_component_reward(c.name) for c in COMPONENTS if not c.optional)
+globals().update({f.__name__: f for f in COMPONENT_REWARD_FUNCS})
 
-
-def liveroom_engagement(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``engagement`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("engagement", completions, environments, kwargs)
-
-
-def liveroom_strategy(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``strategy`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("strategy", completions, environments, kwargs)
-
-
-def liveroom_harness(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``harness`` component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("harness", completions, environments, kwargs)
-
-
-def liveroom_tools(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``tools`` (tool rationality) component of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("tools", completions, environments, kwargs)
-
-
-def liveroom_outcome(prompts=None, completions=None, environments=None, **kwargs) -> list[float | None]:
-    """The ``outcome`` component (what the room lost) of each completion's LiveRoom reward (see :func:`liveroom_reward_total`)."""
-    return _rewards("outcome", completions, environments, kwargs)
-
-
-#: One reward function per reward component (unweighted component values).
-COMPONENT_REWARD_FUNCS = (liveroom_factuality, liveroom_compliance, liveroom_engagement, liveroom_strategy,
-                          liveroom_harness, liveroom_tools, liveroom_outcome)
 #: The total first, then the components: pass with ``reward_weights=[1, 0, 0, 0, 0, 0, 0, 0]``
 #: to train on the total and log every component.
 REWARD_FUNCS = (liveroom_reward_total, *COMPONENT_REWARD_FUNCS)

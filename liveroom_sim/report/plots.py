@@ -14,8 +14,12 @@ import itertools
 import textwrap
 from collections.abc import Sequence
 
-COLOURS = {"factuality": "#1f77b4", "compliance": "#d62728", "engagement": "#2ca02c", "strategy": "#9467bd",
-           "harness": "#ff7f0e", "tools": "#17becf", "outcome": "#8c564b", "total": "#222222", "naive": "#c0392b", "scripted": "#27ae60"}
+from liveroom_sim.rewards.registry import COMPONENTS
+
+#: A colour per reward component, in the order they are declared, then the total and the baselines.
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#bcbd22", "#e377c2")
+COLOURS = {**{c.name: colour for c, colour in zip(COMPONENTS, _PALETTE)},
+           "total": "#222222", "naive": "#c0392b", "scripted": "#27ae60"}
 _salt = itertools.count()
 _DASHES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2, 1, 2)))
 _MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")

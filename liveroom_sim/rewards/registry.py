@@ -45,6 +45,7 @@ class Component:
         judged: Whether the spec's LLM judge, when there is one, grades it.
         settles: Whether the room's losses during a step are added to it when the
             step is settled (:meth:`~liveroom_sim.rewards.model.RewardModel.settle`).
+        short: Its abbreviation in a transcript's reward lines (empty: the name).
     """
 
     name: str
@@ -55,6 +56,7 @@ class Component:
     gates: bool = False
     judged: bool = False
     settles: bool = False
+    short: str = ""
 
     @property
     def doc(self) -> str:
@@ -66,11 +68,11 @@ class Component:
 #: the paper's terms: factuality is accuracy, engagement is effectiveness, tools is tool
 #: rationality, outcome is what the room lost.
 COMPONENTS = (
-    Component("factuality", factuality, served=True),
-    Component("compliance", compliance, served=True, gates=True),
-    Component("engagement", engagement, judged=True),
-    Component("strategy", strategy, served=True),
-    Component("harness", harness_following, served=True),
+    Component("factuality", factuality, served=True, short="fact"),
+    Component("compliance", compliance, served=True, gates=True, short="comp"),
+    Component("engagement", engagement, judged=True, short="eng"),
+    Component("strategy", strategy, served=True, short="strat"),
+    Component("harness", harness_following, served=True, short="harn"),
     Component("tools", tool_rationality, served=True),
     Component("outcome", no_outcome, settles=True),
     Component("skills", skill_selection, optional=True),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from liveroom_sim.world.paths import ENVS_DIR
@@ -25,6 +26,29 @@ _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
 
 
+@dataclass(frozen=True)
+class Terms:
+    """What the system prompt asks of every reply: the length limit (the tightest it
+    states; 280 when none), the greeting, the sign-off and the slogan ("" when none), and the
+    tool turns allowed before a reply (``None`` when unlimited)."""
+
+    limit: int
+    greeting: str
+    sign_off: str
+    slogan: str
+    turn_cap: int | None = None
+
+
+@lru_cache(maxsize=64)
+def terms(system: str) -> Terms:
+    """The :class:`Terms` of a system prompt (plain text), read once per prompt."""
+    limits = [int(n) for n in _LIMIT.findall(system)]
+    first = lambda pattern: next(iter(pattern.findall(system)), "")  # noqa: E731
+    cap = _TURN_CAP.search(system)
+    return Terms(min(limits) if limits else 280, first(_GREETING), first(_SIGN_OFF), first(_SLOGAN),
+                 int(cap.group(1)) if cap else None)
+
+
 @lru_cache(maxsize=8)
 def phrasebook(language: str) -> Phrasebook:
     """The built-in phrasebook of a language (the avatars' wording and intent cues)."""
@@ -33,7 +57,12 @@ def phrasebook(language: str) -> Phrasebook:
 
 def _system_text(messages: list[dict]) -> str:
     """The system prompt as plain text, whatever format the harness renders it in."""
-    system = messages[0].get("content") or ""
+    return _plain(messages[0].get("content") or "")
+
+
+@lru_cache(maxsize=64)
+def _plain(system: str) -> str:
+    # Cached: the prompt changes a few times a stream and is read on every step.
     if system.lstrip().startswith("{"):
         try:
             data = json.loads(system)
@@ -47,7 +76,7 @@ def _system_text(messages: list[dict]) -> str:
 def at_tool_turn_limit(messages: list[dict]) -> bool:
     """Whether the tool turns since the last reply (or room update) have reached the
     limit the system prompt states (``False`` when it states none)."""
-    cap = _TURN_CAP.search(_system_text(messages))
+    cap = terms(_system_text(messages)).turn_cap
     if cap is None:
         return False
     used, i = 0, len(messages) - 1
@@ -57,7 +86,7 @@ def at_tool_turn_limit(messages: list[dict]) -> bool:
                 break
             used += 1
         i -= 1
-    return used >= int(cap.group(1))
+    return used >= cap
 
 
 def _language(info: dict) -> str:
@@ -76,16 +105,23 @@ def _update(messages: list[dict]) -> str:
                  if m["role"] == "user" and not (m["content"] or "").startswith("[hook]")), "")
 
 
-def _featured_at(messages: list[dict], seconds: float) -> str:
-    """The product on stage at stream time ``seconds``, as the room updates in view show
-    it (the earliest in view when the time is before them): "this one" means the product
-    that was featured when the viewer wrote, not the one featured now."""
+def _stage(messages: list[dict]) -> list[tuple[int, str]]:
+    """``(stream second, product featured)`` of each room update in view, oldest first."""
     shown = []
     for m in messages:
         text = m.get("content") or "" if m["role"] == "user" else ""
-        clock, featured = _CLOCK.match(text), _FEATURED.search(text)
-        if clock and featured:
+        clock = _CLOCK.match(text)
+        featured = _FEATURED.search(text) if clock else None
+        if featured:
             shown.append((int(clock.group(1)) * 60 + int(clock.group(2)), featured.group(1)))
+    return shown
+
+
+def _featured_at(shown: list[tuple[int, str]], seconds: float) -> str:
+    """The product on stage at stream time ``seconds``, as the room updates in view show
+    it (``shown``: :func:`_stage`; the earliest in view when the time is before them):
+    "this one" means the product that was featured when the viewer wrote, not the one
+    featured now."""
     if not shown:
         return ""
     return next((pid for t, pid in reversed(shown) if t <= seconds), shown[0][1])
@@ -134,11 +170,13 @@ def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
 def _lineup(system: str) -> dict[str, list[str]]:
     """Product id -> its names, read from the system prompt's lineup (cached: the avatar
     asks several times per reply, and the prompt changes rarely)."""
-    out = {}
-    for pid, name, extra in _LINEUP.findall(system):
-        aliases = [a.strip() for a in extra.split(";")[1:]]
-        out[pid] = [name, *aliases]
-    return out
+    return {pid: [name, *[a.strip() for a in extra.split(";")[1:]]] for pid, name, extra, _ in lineup_entries(system)}
+
+
+@lru_cache(maxsize=16)
+def lineup_entries(system: str) -> tuple[tuple[str, str, str, str], ...]:
+    """``(product id, full name, "brand; aliases", brand)`` of each lineup line."""
+    return tuple((pid, name, extra, extra.split(";")[0].strip()) for pid, name, extra in _LINEUP.findall(system))
 
 
 #: Intents that take a whole message: a bait, an injection or an after-sales case is
@@ -191,6 +229,13 @@ def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
         if any(c in low for c in words):
             return intent
     return None
+
+
+@lru_cache(maxsize=4096)
+def asks_in(text: str, system: str, language: str, featured: str = "") -> tuple[tuple[str, str | None, tuple[str, ...]], ...]:
+    """:func:`_asks` of a waiting request under the lineup of ``system`` (plain text),
+    cached: a request waits, and is read again, for many steps."""
+    return tuple((i, p, tuple(o)) for i, p, o in _asks(text, _lineup(system), phrasebook(language), featured))
 
 
 def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,

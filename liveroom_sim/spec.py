@@ -203,10 +203,25 @@ def load_spec(path: Path | str) -> World:
 
 
 def _fingerprint(path: Path) -> tuple:
-    """The files a spec names (its bases, data files, harness folder, persona folders),
-    each with its modification time and size: the spec's identity for the cache. Only
-    those files are looked at (scanning the spec's folder cost seconds a ``gym.make``
-    where a spec sat beside a virtual environment)."""
+    """The files a spec names (see :func:`spec_files`), each with its modification time
+    and size: the spec's identity for the cache."""
+    out = []
+    for f in spec_files(path, folders=True):
+        try:
+            st = f.stat()
+        except OSError:
+            continue  # a missing file: loading it names it
+        out.append((str(f), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def spec_files(path: Path, *, folders: bool = False) -> list[Path]:
+    """The files a spec reads, in a fixed order: its bases, data files, harness file and
+    skills, persona files and the augmentation pools (with ``folders``, the persona
+    folders too: a folder's time changes when a file is added). Only those files are
+    looked at (scanning the spec's folder cost seconds a ``gym.make`` where a spec sat
+    beside a virtual environment)."""
+    path = Path(path).resolve()
     files: list[Path] = []
     try:
         data = _read_with_base(path, read=files)
@@ -218,20 +233,13 @@ def _fingerprint(path: Path) -> tuple:
             files.append(here / data[key])
     if isinstance(data.get("harness"), str):
         harness = here / data["harness"]
-        files += [harness / "harness.yaml", *harness.glob("*/SKILL.md")]
+        files += [harness / "harness.yaml", *sorted(harness.glob("*/SKILL.md"))]
     viewers = data.get("viewers") if isinstance(data.get("viewers"), dict) else {}
     dirs = viewers.get("persona_dirs") if isinstance(viewers.get("persona_dirs"), list) else []
     for folder in (PERSONAS_DIR, *(here / str(d) for d in dirs)):
-        files += [folder, *folder.glob("*.yaml")]  # the folder's own time changes when a file is added
+        files += [*([folder] if folders else []), *sorted(folder.glob("*.yaml"))]
     files.append(ENVS_DIR / "harness" / "hsa.yaml")  # augmentation pools
-    out = []
-    for f in files:
-        try:
-            st = f.stat()
-        except OSError:
-            continue  # a missing file: loading it names it
-        out.append((str(f), st.st_mtime_ns, st.st_size))
-    return tuple(out)
+    return files
 
 
 @lru_cache(maxsize=32)

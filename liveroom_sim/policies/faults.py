@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 
 from liveroom_sim.policies.host_lines import Voice
-from liveroom_sim.policies.reading import _QUOTED
+from liveroom_sim.policies.reading import disclosure_rules
 from liveroom_sim.policies.wording import _disclosures, _fit, _greeted
 
 _RETRY = " | retry"
@@ -108,8 +108,7 @@ def _cannot_check(voice: Voice, mention: str, subject: str, system: str, results
     if facts is not None:
         must = _disclosures(system, facts, voice.lines.language)
     else:
-        must = [forms[0] for forms in (_QUOTED.findall(line) for line in system.splitlines()
-                                       if line.startswith(("Say \"", "讲到"))) if forms]
+        must = [forms[0] for _, forms in disclosure_rules(system, voice.lines.language) if forms]
     return _fit(voice, _greeted(mention, system), [voice.line("cannot_check")], [], system,
                 must=list(dict.fromkeys(must)))
 

@@ -47,6 +47,7 @@ class HostLines(Frozen):
     statuses: dict[str, str] = {}
     status_other: str
     no_eta_statuses: tuple[str, ...] = ()
+    tool_roles: dict[str, tuple[str, ...]] = {}
     lines: dict[str, tuple[str, ...]]
 
     @datafile.pydantic.field_validator("lines")

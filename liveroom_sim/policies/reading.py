@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from liveroom_sim.harness.prompt import _LABELS
+from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 
@@ -15,12 +17,25 @@ _WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
 _LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
 _FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
 _ORDER = re.compile(r"(?<![A-Za-z0-9])(LR-\d+)(?!\d)", re.I)
-_LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
-_SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
-_GREETING = re.compile(r"(?:Begin every reply with|在点名之后先说)\s*\"([^\"]+)\"")
-_SIGN_OFF = re.compile(r"(?:End every reply with|结尾说)\s*\"([^\"]+)\"")
-_TURN_CAP = re.compile(r"(?:at most|最多调用)\s*(\d+)\s*(?:tool turns|轮工具)")
+
+
+def _label_pattern(key: str, slot: str, capture: str) -> re.Pattern:
+    """A pattern for the prompt line the harness renders from label ``key`` (in any
+    language), ``{slot}`` captured by ``capture``: the prompt's words are read from where
+    they are written (``harness.prompt``), never spelled here again."""
+    forms = []
+    for labels in _LABELS.values():
+        before, _, after = labels[key].partition("{" + slot + "}")
+        forms.append(re.escape(before.strip()) + r"\s*" + capture + r"\s*" + re.escape(after.strip().rstrip(".。")))
+    return re.compile("|".join(f"(?:{f})" for f in forms))
+
+
+_LIMIT = re.compile(r"(\d+)\s*(?:" + "|".join(re.escape(L["max"].split("{n}")[1].strip()) for L in _LABELS.values()) + ")")
+_SLOGAN = _label_pattern("slogan", "slogan", r"(.+?)")
+_GREETING = _label_pattern("greeting", "text", r"([^\"]+)")
+_SIGN_OFF = _label_pattern("sign_off", "text", r"([^\"]+)")
+_TURN_CAP = _label_pattern("max_tool_turns", "text", r"(\d+)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
@@ -43,16 +58,33 @@ class Terms:
 def terms(system: str) -> Terms:
     """The :class:`Terms` of a system prompt (plain text), read once per prompt."""
     limits = [int(n) for n in _LIMIT.findall(system)]
-    first = lambda pattern: next(iter(pattern.findall(system)), "")  # noqa: E731
-    cap = _TURN_CAP.search(system)
+    first = lambda pattern: next((g for m in pattern.finditer(system) for g in m.groups() if g), "")  # noqa: E731
+    cap = first(_TURN_CAP)
     return Terms(min(limits) if limits else 280, first(_GREETING), first(_SIGN_OFF), first(_SLOGAN),
-                 int(cap.group(1)) if cap else None)
+                 int(cap) if cap else None)
 
 
 @lru_cache(maxsize=8)
 def phrasebook(language: str) -> Phrasebook:
     """The built-in phrasebook of a language (the avatars' wording and intent cues)."""
     return load_phrasebook(ENVS_DIR / "phrasebook" / f"{language}.yaml")
+
+
+_DISCLOSE = {lang: re.compile("^" + re.escape(L["disclose"]).replace(re.escape("{forms}"), "(?P<forms>.+)")
+                              .replace(re.escape("{when}"), "(?P<when>.+?)") + "$", re.M) for lang, L in _LABELS.items()}
+
+
+@lru_cache(maxsize=64)
+def disclosure_rules(system: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(when, forms)`` of each disclosure rule the system prompt states: ``when`` as the
+    rules name it (``sponsored``, ``health_food``, a category), ``forms`` the words that
+    make it, the first the plainest."""
+    labels = {label: key for key, label in _LABELS[language].get("when", {}).items()}
+    out = []
+    for m in _DISCLOSE[language].finditer(system):
+        when = labels.get(m.group("when"), m.group("when")).replace(" ", "_")
+        out.append((when, tuple(_QUOTED.findall(m.group("forms")))))
+    return tuple(out)
 
 
 def _system_text(messages: list[dict]) -> str:
@@ -131,14 +163,17 @@ def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
     return [(m, int(s), t) for m, s, t in _WAITING.findall(_update(messages))]
 
 
-# What each kind of tool is called in descriptions (any harness variant, either language).
-_TOOL_ROLES = (
-    ("order", ("order", "订单")),
-    ("promotions", ("promotion", "deal", "offer", "coupon", "优惠", "活动")),
-    ("price", ("price", "stock", "cost", "units left", "价格", "库存")),
-    ("policy", ("shipping", "ships", "return", "delivery", "warranty", "发货", "退", "保修")),
-    ("details", ("detail", "card", "attribute", "详情", "卡片", "属性")),
-)
+def _tool_roles() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What each kind of tool is called in descriptions, in every language
+    (``tool_roles`` of ``envs/phrasebook/host-<lang>.yaml``), the order kept: the first
+    role wins a tie."""
+    roles: dict[str, list[str]] = {}
+    for language in ("en", "zh"):
+        for role, words in host_lines(language).tool_roles.items():
+            roles.setdefault(role, []).extend(words)
+    return tuple((role, tuple(words)) for role, words in roles.items())
+
+
 _TOOLS_FOR = {
     "price": ("price", "promotions"), "pitch": ("price", "promotions"), "stock": ("price", "promotions"),
     "promotion": ("price", "promotions"), "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",),
@@ -161,7 +196,7 @@ def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
     text = f"{name} {description} {' '.join(params)}".lower()
     if not params:
         return "promotions"
-    hits = {role: sum(w in text for w in words) for role, words in _TOOL_ROLES}
+    hits = {role: sum(w in text for w in words) for role, words in _tool_roles()}
     best = max(hits, key=hits.get)  # the first role wins a tie: order is checked first
     return best if hits[best] else "unknown"
 

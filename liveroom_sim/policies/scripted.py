@@ -36,7 +36,6 @@ from liveroom_sim.policies.reading import (
     _waiting,
     phrasebook,
 )
-from liveroom_sim.world.phrasebook import Phrasebook
 
 
 class ScriptedAvatar:
@@ -101,17 +100,16 @@ class ScriptedAvatar:
             # The harness allows no more tool turns before this reply: answer with what
             # the lookups so far returned (what failed is said to be unchecked).
             lang = _language(info)
-            return self._reply(info["messages"], info, phrasebook(lang), lang)
+            return self._reply(info["messages"], info, lang)
         return action
 
     def _act(self, observation: str, info: dict, tools: list[dict]) -> str:
         messages, lang = info["messages"], _language(info)
-        book = phrasebook(lang)
         if messages[-1]["role"] == "tool" and not _loading_note(messages):
             retry = _retry_faulted(messages)
             if retry and not self._sampled(0.25):  # at a temperature it may answer without the retry
                 return retry
-            return self._reply(messages, info, book, lang)
+            return self._reply(messages, info, lang)
         system = _system_text(messages)
         featured = _FEATURED.findall(_update(messages))
         featured_id = featured[-1] if featured else ""
@@ -258,7 +256,7 @@ class ScriptedAvatar:
         return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
 
     # -------------------------------------------------------------- replying
-    def _reply(self, messages: list[dict], info: dict, book: Phrasebook, lang: str) -> str:
+    def _reply(self, messages: list[dict], info: dict, lang: str) -> str:
         results, note, faulted = _lookup_results(messages)
         results = [r for r in results if "instructions" not in r]  # a loaded skill's instructions hold no facts
         note = note or "serving - | pitch | "

@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from liveroom_sim.policies.reading import _FEATURED, _GREETING, _LINEUP, _QUOTED, _SIGN_OFF, _SLOGAN, _system_text, _waiting
+from liveroom_sim.policies.reading import _FEATURED, _LINEUP, _system_text, _waiting, disclosure_rules, terms
 
 _UNITS = "day|hour|month|year|week|minute|item|piece|unit"
 _EN_COUNT = (
@@ -53,7 +53,7 @@ _PUNCT = (
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([a-z])")
 _MONEY_ANY = re.compile(r"\$\d[\d,]*(?:\.\d+)?|(?<![\d.])\d+(?:\.\d+)?元|¥\d+(?:\.\d+)?")
 _CODE = re.compile(r"\b(?:[A-Z]{3,}\d{2,}|LR-\d+)\b")
-_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]")
+_SENTENCE_END = re.compile(r"(?:(?<=[!?。！？])|(?<=\.)(?!\d))\s*")  # not the point of "100.90元"
 _MENTIONS = re.compile(r"^(?:@\S+?:?|\[to [^\]]+\]|<@[^>]+>)\s+")
 
 
@@ -95,7 +95,7 @@ def reply_problems(reply: str, messages: list[dict], language: str) -> list[Text
         for m in _SENTENCE_START.finditer(body):
             flag("capital", body[max(0, m.start(1) - 12): m.start(1) + 12].strip())
     for form in _disclosure_forms(system):
-        for m in re.finditer(re.escape(form), reply):
+        for m in re.finditer(re.escape(form), reply, re.I):
             after = reply[m.end(): m.end() + 1]
             ends = after == "" or after in ".!?。！？）)】" or (after.isspace() and (form.startswith("#") or " " not in form))
             if not ends and not (after in ",，" and form.startswith("#")):
@@ -114,8 +114,10 @@ def _says_something(reply: str, system: str, handles: set[str]) -> bool:
     """Whether ``reply`` says anything beyond the mention, the greeting, the slogan, the
     disclosures and the sign-off the harness asks for."""
     rest = _without_mention(reply, handles)
-    for said in (*_GREETING.findall(system), *_SIGN_OFF.findall(system), *_SLOGAN.findall(system),
-                 *_disclosure_forms(system)):
+    t = terms(system)
+    for said in (t.greeting, t.sign_off, t.slogan, *_disclosure_forms(system)):
+        if not said:
+            continue
         rest = rest.replace(said, " ")
     return bool(re.search(r"[A-Za-z0-9\u4e00-\u9fff]", rest))
 
@@ -129,12 +131,9 @@ def _without_mention(reply: str, handles: set[str]) -> str:
 
 
 def _disclosure_forms(system: str) -> list[str]:
-    """The disclosure forms the rules in force name ('Say "#ad" / ... when ...')."""
-    forms: list[str] = []
-    for line in system.splitlines():
-        if line.startswith(("Say \"", "讲到")):
-            forms += _QUOTED.findall(line)
-    return sorted(set(forms), key=len, reverse=True)
+    """The disclosure forms the rules in force name, in either language."""
+    forms = {f for lang in ("en", "zh") for _, fs in disclosure_rules(system, lang) for f in fs}
+    return sorted(forms, key=len, reverse=True)
 
 
 def _repeats(reply: str, lineup: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -144,7 +143,7 @@ def _repeats(reply: str, lineup: dict[str, list[str]]) -> list[tuple[str, str]]:
     out = []
     seen: set[tuple[str, frozenset]] = set()
     about: frozenset = frozenset()
-    sentences = [s.strip() for s in _SENTENCE.findall(reply)]
+    sentences = [s.strip() for s in _SENTENCE_END.split(reply) if s.strip()]
     for sentence in sentences:
         about = frozenset(_named(sentence, lineup)) or about
         for found in (*_MONEY_ANY.findall(sentence), *_CODE.findall(sentence)):

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-from liveroom_sim.harness.prompt import _LABELS
 from liveroom_sim.policies.host_lines import Voice
-from liveroom_sim.policies.reading import _QUOTED, _lineup, _short_name, lineup_entries, terms
+from liveroom_sim.policies.reading import _lineup, _short_name, disclosure_rules, lineup_entries, terms
 
 _FACTS = re.compile(r"\$\d[\d,]*(?:\.\d+)?|\d+(?:\.\d+)?元|¥\d+(?:\.\d+)?|\b[A-Z]{3,}\d{2,}\b")
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")
@@ -197,17 +196,12 @@ def _fact_sentence(voice: Voice, intent: str, f: dict, v: dict, said: set[str]) 
 
 def _disclosures(system: str, f: dict, lang: str) -> list[str]:
     """The disclosure forms the rules in force owe for a product with facts ``f``."""
-    reverse = {label: key for key, label in _LABELS[lang].get("when", {}).items()}
     out = []
-    for line in system.splitlines():
-        if line.startswith(("Say \"", "讲到")):
-            forms = _QUOTED.findall(line)
-            when = reverse.get(line.removeprefix("讲到").split("商品")[0]) if lang == "zh" else line.split(" when talking about ")[-1].removesuffix(" products")
-            when = (when or "").replace(" ", "_")
-            applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
-                or when == f.get("category")
-            if forms and applies and forms[0] not in out:
-                out.append(forms[0])
+    for when, forms in disclosure_rules(system, lang):
+        applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
+            or when == f.get("category")
+        if forms and applies and forms[0] not in out:
+            out.append(forms[0])
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Literal
 
 import numpy as np
 
@@ -48,6 +49,7 @@ class HostLines(Frozen):
     status_other: str
     no_eta_statuses: tuple[str, ...] = ()
     tool_roles: dict[str, tuple[str, ...]] = {}
+    quality: dict[Literal["count", "money", "amount"], tuple[str, ...]] = {}
     lines: dict[str, tuple[str, ...]]
 
     @datafile.pydantic.field_validator("lines")
@@ -56,6 +58,17 @@ class HostLines(Frozen):
         empty = sorted(k for k, v in value.items() if not v)
         if empty:
             raise ValueError(f"lines with no variant: {empty}")
+        return value
+
+    @datafile.pydantic.field_validator("quality")
+    @classmethod
+    def _patterns(cls, value):
+        for key, patterns in value.items():
+            for p in patterns:
+                try:
+                    re.compile(p)
+                except re.error as exc:
+                    raise ValueError(f"quality.{key}: {p!r} is not a regular expression ({exc})") from None
         return value
 
     @datafile.pydantic.field_validator("agreement")

@@ -33,28 +33,33 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 
+from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.policies.reading import _FEATURED, _LINEUP, _system_text, _waiting, disclosure_rules, terms
 
-_UNITS = "day|hour|month|year|week|minute|item|piece|unit"
-_EN_COUNT = (
-    re.compile(rf"(?<![\d.,-])1 (?:{_UNITS})s\b", re.I),                                # 1 days
-    re.compile(rf"(?<![\d.,-])(?:0|[2-9]|\d\d+) (?:{_UNITS})\b(?![-'])", re.I),        # 3 month
-    re.compile(r"\b(?:in|within) 0 (?:days|hours)\b", re.I),                           # arriving in 0 days
-)
-_ZH_COUNT = (re.compile(r"(?<![\d.])0(?:天|小时)(?:内)?(?:送达|发货|到)"),)
-_EN_MONEY = re.compile(r"\$\d[\d,]*\.(?:\d(?!\d)|\d{3,})")
-_ZH_MONEY = re.compile(r"(?<![\d.])\d+\.(?:\d(?!\d)|\d{3,})元")
 _PUNCT = (
     re.compile(r"[.!?。！？][ \t]*[.。]"),    # "。。", "! ."
     re.compile(r"[,，;；:：][ \t]*[.!?。！？]"),  # ":。"
     re.compile(r"[A-Za-z0-9)] [.,!?](?:\s|$)"),  # "word ." (English: no space before a stop)
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([a-z])")
-_MONEY_ANY = re.compile(r"\$\d[\d,]*(?:\.\d+)?|(?<![\d.])\d+(?:\.\d+)?元|¥\d+(?:\.\d+)?")
 _CODE = re.compile(r"\b(?:[A-Z]{3,}\d{2,}|LR-\d+)\b")
 _SENTENCE_END = re.compile(r"(?:(?<=[!?。！？])|(?<=\.)(?!\d))\s*")  # not the point of "100.90元"
 _MENTIONS = re.compile(r"^(?:@\S+?:?|\[to [^\]]+\]|<@[^>]+>)\s+")
+
+
+@cache
+def _checks(language: str) -> dict[str, tuple[re.Pattern, ...]]:
+    """The language's count and money patterns (``quality`` of its host wording file)."""
+    quality = host_lines(language).quality
+    return {k: tuple(re.compile(p) for p in quality.get(k, ())) for k in ("count", "money")}
+
+
+@cache
+def _amounts() -> re.Pattern:
+    """Any amount of money, in any language."""
+    return re.compile("|".join(p for lang in ("en", "zh") for p in host_lines(lang).quality.get("amount", ())))
 
 
 @dataclass(frozen=True)
@@ -80,11 +85,11 @@ def reply_problems(reply: str, messages: list[dict], language: str) -> list[Text
     def flag(kind: str, found: str) -> None:
         out.append(TextProblem(kind, found, reply))
 
-    for pattern in _EN_COUNT if language == "en" else _ZH_COUNT:
-        for m in pattern.finditer(reply):
-            flag("count", m.group(0))
-    for m in (_EN_MONEY if language == "en" else _ZH_MONEY).finditer(reply):
-        flag("money", m.group(0))
+    checks = _checks(language)
+    for kind in ("count", "money"):
+        for pattern in checks[kind]:
+            for m in pattern.finditer(reply):
+                flag(kind, m.group(0))
     for pattern in _PUNCT:
         for m in pattern.finditer(reply):
             flag("punctuation", m.group(0))
@@ -146,7 +151,7 @@ def _repeats(reply: str, lineup: dict[str, list[str]]) -> list[tuple[str, str]]:
     sentences = [s.strip() for s in _SENTENCE_END.split(reply) if s.strip()]
     for sentence in sentences:
         about = frozenset(_named(sentence, lineup)) or about
-        for found in (*_MONEY_ANY.findall(sentence), *_CODE.findall(sentence)):
+        for found in (*_amounts().findall(sentence), *_CODE.findall(sentence)):
             if (found, about) in seen:
                 out.append(("repeat", found))
             seen.add((found, about))

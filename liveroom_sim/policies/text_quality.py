@@ -14,6 +14,8 @@ and what each viewer asked) and names every problem a reader would notice:
   the FDA Code X is on today").
 - ``repeat``: a fact said twice in one reply (the same amount, the same coupon code or
   order id, the same sentence).
+- ``style``: a reply over the length limit in force, or without the greeting or the
+  sign-off the harness asks every reply to have.
 - ``empty``: a reply that says nothing beyond the mention, greeting, slogan,
   disclosures and sign-off the harness asks for.
 - ``mention``: one viewer addressed twice, or a product another waiting viewer asked
@@ -105,6 +107,13 @@ def reply_problems(reply: str, messages: list[dict], language: str) -> list[Text
             ends = after == "" or after in ".!?。！？）)】" or (after.isspace() and (form.startswith("#") or " " not in form))
             if not ends and not (after in ",，" and form.startswith("#")):
                 flag("run_on", reply[m.start(): m.end() + 8])
+    t = terms(system)
+    if len(reply) > t.limit:
+        flag("style", f"{len(reply)} characters, over the limit of {t.limit}")
+    if t.greeting and t.greeting not in reply:
+        flag("style", f"no greeting {t.greeting!r}")
+    if t.sign_off and not reply.rstrip().endswith(t.sign_off):
+        flag("style", f"does not end with {t.sign_off!r}")
     if not _says_something(reply, system, handles):
         flag("empty", reply)
     for kind, found in _repeats(reply, _lineup_of(system)):

@@ -13,7 +13,7 @@ import liveroom_sim  # noqa: F401  (registers the envs)
 from liveroom_sim.policies import ScriptedAvatar
 from liveroom_sim.policies.text_quality import reply_problems
 
-SYSTEM = ("## Rules\nSay \"#ad\" / \"sponsored\" when talking about sponsored products\n"
+SYSTEM = ("## Style\nKeep replies under 300 characters\n## Rules\nSay \"#ad\" / \"sponsored\" when talking about sponsored products\n"
           "Say \"not evaluated by the FDA\" when talking about health food products\n"
           "讲到推广商品时要说\"广告\"\n\n## Lineup\n"
           "- sk-serum-01: Dewveil Niacinamide Glow Serum (Dewveil; glow serum)\n"
@@ -42,10 +42,19 @@ MESSAGES = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": U
     ("@jo The glow serum is $20 right now. The butter cookies are $10.25 right now.", "en", "mention"),
     ("@jo The butter cookies are $10.25. @jo thanks!", "en", "mention"),
     ("@jo #ad", "en", "empty"),
+    ("@jo " + "The butter cookies are $10 right now. " * 9, "en", "style"),
 ])
 def test_each_fault_is_found(reply, language, kind):
     found = [p.kind for p in reply_problems(reply, MESSAGES, language)]
     assert kind in found, found
+
+
+def test_a_reply_without_the_greeting_or_sign_off_in_force_breaks_the_style():
+    system = SYSTEM + 'Begin every reply with "Hi!" (after the mention). End every reply with "Thanks!".\n'
+    messages = [{"role": "system", "content": system}, MESSAGES[1]]
+    assert reply_problems("@jo Hi! The butter cookies are $10 right now. Thanks!", messages, "en") == []
+    found = [p.found for p in reply_problems("@jo The butter cookies are $10 right now.", messages, "en")]
+    assert found == ["no greeting 'Hi!'", "does not end with 'Thanks!'"]
 
 
 @pytest.mark.parametrize(("reply", "language"), [

@@ -8,12 +8,11 @@ situation, and renders them to text through the current harness like the scripte
 :class:`liveroom_sim.train.learner.GRPOLearner` updates the tables.
 
 It also decides, for each kind of tool, which **name and field** to call it by: the
-ones the current harness gives (``read``, what the reference host does) or a
-``name|field`` pair it has seen before and may have memorised. The options are
-``read`` and every pair seen in training (``parameters["tool_options"]``; a pair seen for
-the first time joins them): on one fixed harness reading and memorising pay the same,
-so nothing teaches the avatar to read; under Harness-State Augmentation a memorised
-name fails whenever the harness renames the tool (``docs/hsa.md``).
+ones the current harness gives (``read``, what the reference host does) or the
+``name|field`` pair it saw most often in training (``memorised``; the counts are
+``parameters["tool_seen"]``). On one fixed harness reading and memorising pay the same,
+so nothing teaches the avatar to read; under Harness-State Augmentation the memorised
+name fails whenever the harness renamed the tool (``docs/hsa.md``).
 
 Each decision is recorded with its **exchange reward**: the rewards of the steps from
 the one it was made on through the next reply (a decision to serve pays off in the
@@ -37,7 +36,7 @@ INTENTS = ("price", "stock", "promotion", "pitch", "other")
 
 #: The kinds of tool whose name and field the avatar decides (see the module docstring).
 TOOL_ROLES = ("details", "price", "promotions", "policy", "order")
-READ = "read"
+TOOL_CHOICES = ("read", "memorised")
 
 
 def _contexts(decision: str) -> tuple[str, ...]:
@@ -50,7 +49,12 @@ def initial_parameters(bias: float = 0.0) -> dict[str, dict[str, list[float]]]:
     1.5: about 5 %), and the tool tables, which start with ``read`` alone."""
     tables = {d: {c: [-bias] + [bias] * (len(opts) - 1) for c in _contexts(d)}
               for d, opts in ScriptedAvatar.DECISIONS.items()}
-    return {**tables, "tool": {r: [0.0] for r in TOOL_ROLES}, "tool_options": {r: [READ] for r in TOOL_ROLES}}
+    return {**tables, "tool": {r: [0.0, 0.0] for r in TOOL_ROLES}, "tool_seen": {r: {} for r in TOOL_ROLES}}
+
+
+def memorised(seen: dict[str, int]) -> str | None:
+    """The ``name|field`` seen most often (the first seen of a tie), or ``None``."""
+    return max(seen, key=seen.get) if seen else None
 
 
 class LearnedAvatar(ScriptedAvatar):
@@ -79,6 +83,7 @@ class LearnedAvatar(ScriptedAvatar):
         self._rewards: list[float] = []
         self._replies: set[int] = set()
         self._step = -1
+        self._seen = ""
 
     def __call__(self, observation: str, info: dict) -> str:
         if "turn" not in info:  # a reset's info: a new episode
@@ -93,26 +98,26 @@ class LearnedAvatar(ScriptedAvatar):
 
     def choose(self, decision: str, situation: str, options: tuple[str, ...]) -> str:
         context = situation if decision in ("respond", "tool") else (situation if situation in INTENTS else "other")
-        logits = list(self.parameters[decision][context])
-        logits += [0.0] * (len(options) - len(logits))  # an option new to the table (a tool name first seen)
-        p = softmax(np.asarray(logits, dtype=float) / self.decision_temperature)
+        p = softmax(np.asarray(self.parameters[decision][context], dtype=float) / self.decision_temperature)
         k = int(self.rng.choice(len(options), p=p))
-        self._made.append((decision, context, k, self._step, options[k]))
+        label = f"{options[k]}:{self._seen}" if decision == "tool" else options[k]
+        self._made.append((decision, context, k, self._step, label))
         return options[k]
 
     def tool_for(self, role: str, fn: dict) -> tuple[str, str | None]:
-        """Read the tool's name and field from the harness, or call it by a pair seen
-        before (see the module docstring)."""
+        """Read the tool's name and field from the harness, or call it by the pair seen
+        most in training (see the module docstring)."""
         name, field = super().tool_for(role, fn)
         if role not in TOOL_ROLES or "tool" not in self.parameters:
             return name, field
         now = f"{name}|{field or ''}"
-        known = list(self.parameters.get("tool_options", {}).get(role, [READ]))
-        picked = self.choose("tool", role, tuple(known + ([now] if now not in known else [])))
-        if picked == READ:
+        self._seen = now  # recorded with the choice: the learner counts what the harness showed
+        picked = self.choose("tool", role, TOOL_CHOICES)
+        memory = memorised(self.parameters.get("tool_seen", {}).get(role, {})) or now
+        if picked == "read":
             return name, field
-        memorised, _, memorised_field = picked.partition("|")
-        return memorised, memorised_field or None
+        memorised_name, _, memorised_field = memory.partition("|")
+        return memorised_name, memorised_field or None
 
     @property
     def decisions(self) -> list[tuple[str, str, int, float, str]]:

@@ -58,18 +58,18 @@ class GRPOLearner:
         ``decisions``, and ``advantage`` for ``episode`` credit). Returns the step's
         norm and how many decisions carried a non-zero advantage."""
         advantages = [self._advantages(group) for group in groups]
-        self._learn_options(advantages)
+        self._count_seen(groups)
         grads = {d: {c: np.zeros(len(v)) for c, v in self.parameters[d].items()} for d in self._tables()}
         counts: dict[tuple[str, str], int] = defaultdict(int)
         used = 0
         for group in advantages:
-            for decision, context, k, a, option in group:
+            for decision, context, k, a, _ in group:
                 counts[decision, context] += 1
                 if a == 0.0:
                     continue
                 used += 1
                 g = -softmax(np.asarray(self.parameters[decision][context], dtype=float))
-                g[self._index(decision, context, k, option)] += 1.0
+                g[k] += 1.0
                 grads[decision][context] += a * g
         norm = 0.0
         for d, ctxs in grads.items():
@@ -82,24 +82,21 @@ class GRPOLearner:
         return {"step_norm": norm ** 0.5, "decisions_with_signal": used}
 
     def _tables(self) -> list[str]:
-        return [d for d in self.parameters if d != "tool_options"]
+        return [d for d in self.parameters if d != "tool_seen"]
 
-    def _learn_options(self, advantages: list[list[tuple]]) -> None:
-        """Tool names and fields seen for the first time join their table (logit 0)."""
-        options = self.parameters.get("tool_options")
-        if options is None:
+    def _count_seen(self, groups: Sequence[Sequence[dict]]) -> None:
+        """Count the tool names and fields the harnesses showed (``tool_seen``): the
+        pair seen most is what a memorising choice calls next."""
+        seen = self.parameters.get("tool_seen")
+        if seen is None:
             return
-        for group in advantages:
-            for decision, context, _, _, option in group:
-                if decision == "tool" and option not in options.setdefault(context, ["read"]):
-                    options[context].append(option)
-                    self.parameters["tool"].setdefault(context, [0.0]).append(0.0)
-
-    def _index(self, decision: str, context: str, k: int, option: str | None) -> int:
-        """Where a choice sits in its table (a tool choice by its name: tables grow)."""
-        if decision == "tool" and option is not None:
-            return self.parameters["tool_options"][context].index(option)
-        return k
+        for group in groups:
+            for r in group:
+                for d in r.get("decisions") or ():
+                    if d[0] == "tool" and len(d) > 4 and ":" in str(d[4]):
+                        pair = str(d[4]).split(":", 1)[1]
+                        counts = seen.setdefault(d[1], {})
+                        counts[pair] = counts.get(pair, 0) + 1
 
     def _advantages(self, group: Sequence[dict]) -> list[tuple[str, str, int, float, str | None]]:
         """``(decision, situation, choice, advantage, option)`` of every decision of the group."""

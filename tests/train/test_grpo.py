@@ -48,21 +48,22 @@ def test_episode_credit_is_grpo_on_the_total():
         GRPOLearner(credit="vibes")
 
 
-def test_tool_names_seen_join_their_table_and_are_learned_by_name():
+def test_the_learner_counts_the_tool_names_seen_and_learns_whether_to_read_them():
     learner = GRPOLearner(initial_parameters(0.0))
-    group = [_record([("tool", "price", 1, -1.0, "deals_now|")]), _record([("tool", "price", 0, 1.0, "read")])]
+    group = [_record([("tool", "price", 1, -1.0, "memorised:deals_now|")]),
+             _record([("tool", "price", 0, 1.0, "read:deals_now|")]),
+             _record([("tool", "price", 0, 1.0, "read:get_price_stock|product_id")])]
     learner.update([group])
-    assert learner.parameters["tool_options"]["price"] == ["read", "deals_now|"]
-    read, memorised = learner.parameters["tool"]["price"]
-    assert read > memorised
+    assert learner.parameters["tool_seen"]["price"] == {"deals_now|": 2, "get_price_stock|product_id": 1}
+    read, memorise = learner.parameters["tool"]["price"]
+    assert read > memorise
 
 
-def test_a_learned_host_calls_a_memorised_tool_name_when_its_table_says_so():
+def test_a_memorising_host_calls_the_name_it_saw_most_whatever_the_harness_says_now():
     params = initial_parameters(0.0)
     params["tool"]["price"] = [-50.0, 50.0]
-    params["tool_options"]["price"] = ["read", "get_price_stock|product_id"]
+    params["tool_seen"]["price"] = {"get_price_stock|product_id": 40, "deals_now|": 3}
     host = LearnedAvatar(params, seed=0)
-    host.begin_episode(0)
     fn = {"name": "check_price_and_stock", "parameters": {"properties": {"sku": {}}}}
     assert host.tool_for("price", fn) == ("get_price_stock", "product_id")
     params["tool"]["price"] = [50.0, -50.0]

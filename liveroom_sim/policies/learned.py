@@ -66,8 +66,9 @@ class LearnedAvatar(ScriptedAvatar):
         temperature: Divides the logits (1: as trained; towards 0: the likeliest choice).
 
     Attributes:
-        decisions: ``(decision, situation, choice index, exchange reward)`` of the current
-            episode, for the learner (see the module docstring).
+        decisions: ``(decision, situation, choice index, exchange reward, choice)`` of
+            the current episode, for the learner (see the module docstring); a tool
+            choice also names the pair the harness showed (``"read:get_product|product_id"``).
     """
 
     def __init__(self, parameters: dict | None = None, seed: int = 0, temperature: float = 1.0):
@@ -108,8 +109,8 @@ class LearnedAvatar(ScriptedAvatar):
         """Read the tool's name and field from the harness, or call it by the pair seen
         most in training (see the module docstring)."""
         name, field = super().tool_for(role, fn)
-        if role not in TOOL_ROLES or "tool" not in self.parameters:
-            return name, field
+        if len(self.parameters.get("tool", {}).get(role, ())) != len(TOOL_CHOICES):
+            return name, field  # a checkpoint without this table (or of another layout) reads
         now = f"{name}|{field or ''}"
         self._seen = now  # recorded with the choice: the learner counts what the harness showed
         picked = self.choose("tool", role, TOOL_CHOICES)

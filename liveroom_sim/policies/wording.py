@@ -233,6 +233,8 @@ def _fit(voice: Voice, mention: str, sentences: list[str], tails: list[str], sys
         end = (" " if L.language == "en" else "") + _ended(t.slogan, L.language) + end
     if t.sign_off:
         end += " " + t.sign_off
+    if t.greeting and t.greeting not in mention:  # a reply to the room begins with it too
+        mention = f"{mention} {t.greeting}".strip()
     head = mention + " " if mention else ""
     body = join.join(s.strip() for s in sentences if s.strip())
     if L.capitalize:

@@ -65,9 +65,13 @@ def add_run_parsers(sub, llm_options) -> None:
                         description="GRPO-train the built-in numpy avatar.")
     tr.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
     tr.add_argument("--iterations", type=pos, default=20, help="GRPO iterations")
-    tr.add_argument("--group-size", type=pos, default=8, help="samples per group")
-    tr.add_argument("--groups", type=pos, default=4, help="groups (seeds) per iteration")
-    tr.add_argument("--learning-rate", type=float_in(0.0, open_low=True), default=0.5, help="learner step size")
+    tr.add_argument("--group-size", type=pos, default=4, help="samples per group")
+    tr.add_argument("--groups", type=pos, default=1, help="groups (seeds) per iteration")
+    tr.add_argument("--learning-rate", type=float_in(0.0, open_low=True), default=1.0, help="learner step size")
+    tr.add_argument("--credit", choices=("exchange", "episode"), default="exchange",
+                    help="each decision credited with its exchange's reward (default) or the episode's")
+    tr.add_argument("--hsa", action="store_true",
+                    help="train under Harness-State Augmentation: half the episodes on an augmented harness")
     tr.add_argument("--seed", type=nonneg, default=0, help="first group's seed")
     tr.add_argument("--backend", choices=("serial", "async", "ray"), default="serial", help="where episodes run")
     tr.add_argument("--workers", type=pos, default=2, help="Ray workers")
@@ -195,7 +199,8 @@ def run_train(args) -> int:
         env_id(args.env)
         summary = train(args.env, args.out, iterations=args.iterations, group_size=args.group_size,
                         groups=args.groups, learning_rate=args.learning_rate, seed=args.seed,
-                        backend=args.backend, workers=args.workers)
+                        backend=args.backend, workers=args.workers, credit=args.credit,
+                        hsa=args.hsa)
     except (LiveRoomError, ValueError, OSError) as exc:
         return fail("train", str(exc))
     print(json.dumps(summary))

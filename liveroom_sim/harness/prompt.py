@@ -72,10 +72,12 @@ def _in_order(lines: str, seed: int | None) -> str:
 
 
 def _rules_text(r, L: dict) -> str:
-    lines = [f"{L['banned']}: " + ", ".join(f'"{b.phrase}"' for b in r.banned)]
+    lines = [f"{L['banned']}: " + ", ".join(f'"{b.phrase}"' for b in r.banned)] if r.banned else []
     for claim in r.claims:
         cats = ", ".join(claim.categories) or L["any"]
-        lines.append(L["claims"].format(name=claim.name) + f" {cats}: " + ", ".join(claim.patterns[:6]))
+        # A family of verbs and objects only ("boost immunity") is shown by them: no rule line ends empty.
+        said = ", ".join(claim.patterns[:6]) or " / ".join(claim.verbs[:4]) + " " + " / ".join(claim.objects[:4])
+        lines.append(L["claims"].format(name=claim.name) + f" {cats}: " + said.strip())
     for d in r.disclosures:
         when = L.get("when", {}).get(d.when, d.when.replace("_", " "))
         lines.append(L["disclose"].format(forms=" / ".join(f'"{f}"' for f in d.forms), when=when))

@@ -8,7 +8,8 @@ from liveroom_sim.policies.scripted import ScriptedAvatar
 
 
 def make_policy(name: str, **options):
-    """Build a policy by name: ``scripted``, ``naive`` or ``openai``.
+    """Build a policy by name: ``scripted`` (optionally ``temperature`` and ``seed``, see
+    :class:`ScriptedAvatar`), ``naive`` or ``openai``.
 
     ``openai`` takes ``model`` and optionally ``base_url``, ``api_key``, ``timeout_s``,
     ``max_retries``, ``direct`` (see :class:`liveroom_sim.llm.client.Endpoint`) and sampling
@@ -24,4 +25,6 @@ def make_policy(name: str, **options):
     policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}
     if name not in policies:
         raise UnknownNameError("policy", name, [*policies, "openai"])
+    if name == "scripted":
+        return ScriptedAvatar(**{k: options[k] for k in ("temperature", "seed") if k in options})
     return policies[name]()

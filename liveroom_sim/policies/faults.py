@@ -9,17 +9,20 @@ the facts it could not look up, and looks the question up again in a later excha
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
-from liveroom_sim.policies.reading import _QUOTED, _lineup
+from liveroom_sim.policies.host_lines import Voice
+from liveroom_sim.policies.reading import disclosure_rules
 from liveroom_sim.policies.wording import _disclosures, _fit, _greeted
-from liveroom_sim.world.phrasebook import Phrasebook
 
 _RETRY = " | retry"
 
 
+@lru_cache(maxsize=4096)
 def _fault_of(content: str | None) -> str | None:
     """The fault a tool message shows, or ``None`` for a readable result (or the
-    policy's own error, such as a bad argument, which a retry would repeat)."""
+    policy's own error, such as a bad argument, which a retry would repeat). Cached: the
+    tool results in view are read again on every step."""
     try:
         result = json.loads(content or "")
     except (TypeError, ValueError):
@@ -94,22 +97,20 @@ def _lookup_results(messages: list[dict]) -> tuple[list[dict], str, bool]:
     return results, note, faulted
 
 
-def _cannot_check(book: Phrasebook, lang: str, mention: str, subject: str, system: str,
-                  results: list[dict]) -> str:
+def _cannot_check(voice: Voice, mention: str, subject: str, system: str, results: list[dict]) -> str:
     """The honest reply when a lookup failed: the asker addressed, no fact stated, and
     the disclosures a reply about the product owes (all those in force when its details,
     which say whether it is sponsored, could not be read either)."""
     if not mention:  # nobody asked: no presentation without its facts
-        return _fit(book.host["greet"][0].format(mention="", name="").strip(), [], system)
+        return _fit(voice, "", [voice.line("greet")], [], system)
     pids = subject.split("+")
     facts = next((r for r in results if "sponsored" in r and r.get("id", r.get("product_id")) in pids), None)
     if facts is not None:
-        must = _disclosures(system, facts, lang)
+        must = _disclosures(system, facts, voice.lines.language)
     else:
-        must = [" " + forms[0] for forms in (_QUOTED.findall(line) for line in system.splitlines()
-                                              if line.startswith(("Say \"", "讲到"))) if forms]
-    line = book.host.get("cannot_check", book.host["greet"])[0]
-    return _fit(line.format(mention=_greeted(mention, system), name=""), [], system, must=list(dict.fromkeys(must)))
+        must = [forms[0] for _, forms in disclosure_rules(system, voice.lines.language) if forms]
+    return _fit(voice, _greeted(mention, system), [voice.line("cannot_check")], [], system,
+                must=list(dict.fromkeys(must)))
 
 
 def _failed_asks(messages: list[dict]) -> set[tuple[str, str, str]]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import zlib
 
-from liveroom_sim.policies.reading import _language, phrasebook
+from liveroom_sim.policies.host_lines import host_lines
+from liveroom_sim.policies.reading import _language
 
 
 class NaiveAvatar:
@@ -16,6 +17,6 @@ class NaiveAvatar:
     """
 
     def __call__(self, observation: str, info: dict) -> str:
-        lines = phrasebook(_language(info)).host["naive"]
+        lines = host_lines(_language(info)).lines["naive"]
         last = info["messages"][-1].get("content") or ""
         return lines[zlib.crc32(last.encode("utf-8")) % len(lines)]

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
+from liveroom_sim.harness.prompt import _LABELS
+from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 
@@ -14,15 +17,51 @@ _WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
 _LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
 _FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
 _ORDER = re.compile(r"(?<![A-Za-z0-9])(LR-\d+)(?!\d)", re.I)
-_LIMIT = re.compile(r"(\d+)\s*(?:characters|个字)")
-_SLOGAN = re.compile(r"(?:slogan|口号)[:：]\s*[\"“](.+?)[\"”]", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
-_GREETING = re.compile(r"(?:Begin every reply with|在点名之后先说)\s*\"([^\"]+)\"")
-_SIGN_OFF = re.compile(r"(?:End every reply with|结尾说)\s*\"([^\"]+)\"")
-_TURN_CAP = re.compile(r"(?:at most|最多调用)\s*(\d+)\s*(?:tool turns|轮工具)")
+
+
+def _label_pattern(key: str, slot: str, capture: str) -> re.Pattern:
+    """A pattern for the prompt line the harness renders from label ``key`` (in any
+    language), ``{slot}`` captured by ``capture``: the prompt's words are read from where
+    they are written (``harness.prompt``), never spelled here again."""
+    forms = []
+    for labels in _LABELS.values():
+        before, _, after = labels[key].partition("{" + slot + "}")
+        forms.append(re.escape(before.strip()) + r"\s*" + capture + r"\s*" + re.escape(after.strip().rstrip(".。")))
+    return re.compile("|".join(f"(?:{f})" for f in forms))
+
+
+_LIMIT = re.compile(r"(\d+)\s*(?:" + "|".join(re.escape(L["max"].split("{n}")[1].strip()) for L in _LABELS.values()) + ")")
+_SLOGAN = _label_pattern("slogan", "slogan", r"(.+?)")
+_GREETING = _label_pattern("greeting", "text", r"([^\"]+)")
+_SIGN_OFF = _label_pattern("sign_off", "text", r"([^\"]+)")
+_TURN_CAP = _label_pattern("max_tool_turns", "text", r"(\d+)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What the system prompt asks of every reply: the length limit (the tightest it
+    states; 280 when none), the greeting, the sign-off and the slogan ("" when none), and the
+    tool turns allowed before a reply (``None`` when unlimited)."""
+
+    limit: int
+    greeting: str
+    sign_off: str
+    slogan: str
+    turn_cap: int | None = None
+
+
+@lru_cache(maxsize=64)
+def terms(system: str) -> Terms:
+    """The :class:`Terms` of a system prompt (plain text), read once per prompt."""
+    limits = [int(n) for n in _LIMIT.findall(system)]
+    first = lambda pattern: next((g for m in pattern.finditer(system) for g in m.groups() if g), "")  # noqa: E731
+    cap = first(_TURN_CAP)
+    return Terms(min(limits) if limits else 280, first(_GREETING), first(_SIGN_OFF), first(_SLOGAN),
+                 int(cap) if cap else None)
 
 
 @lru_cache(maxsize=8)
@@ -31,9 +70,31 @@ def phrasebook(language: str) -> Phrasebook:
     return load_phrasebook(ENVS_DIR / "phrasebook" / f"{language}.yaml")
 
 
+_DISCLOSE = {lang: re.compile("^" + re.escape(L["disclose"]).replace(re.escape("{forms}"), "(?P<forms>.+)")
+                              .replace(re.escape("{when}"), "(?P<when>.+?)") + "$", re.M) for lang, L in _LABELS.items()}
+
+
+@lru_cache(maxsize=64)
+def disclosure_rules(system: str, language: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(when, forms)`` of each disclosure rule the system prompt states: ``when`` as the
+    rules name it (``sponsored``, ``health_food``, a category), ``forms`` the words that
+    make it, the first the plainest."""
+    labels = {label: key for key, label in _LABELS[language].get("when", {}).items()}
+    out = []
+    for m in _DISCLOSE[language].finditer(system):
+        when = labels.get(m.group("when"), m.group("when")).replace(" ", "_")
+        out.append((when, tuple(_QUOTED.findall(m.group("forms")))))
+    return tuple(out)
+
+
 def _system_text(messages: list[dict]) -> str:
     """The system prompt as plain text, whatever format the harness renders it in."""
-    system = messages[0].get("content") or ""
+    return _plain(messages[0].get("content") or "")
+
+
+@lru_cache(maxsize=64)
+def _plain(system: str) -> str:
+    # Cached: the prompt changes a few times a stream and is read on every step.
     if system.lstrip().startswith("{"):
         try:
             data = json.loads(system)
@@ -47,7 +108,7 @@ def _system_text(messages: list[dict]) -> str:
 def at_tool_turn_limit(messages: list[dict]) -> bool:
     """Whether the tool turns since the last reply (or room update) have reached the
     limit the system prompt states (``False`` when it states none)."""
-    cap = _TURN_CAP.search(_system_text(messages))
+    cap = terms(_system_text(messages)).turn_cap
     if cap is None:
         return False
     used, i = 0, len(messages) - 1
@@ -57,7 +118,7 @@ def at_tool_turn_limit(messages: list[dict]) -> bool:
                 break
             used += 1
         i -= 1
-    return used >= int(cap.group(1))
+    return used >= cap
 
 
 def _language(info: dict) -> str:
@@ -76,16 +137,23 @@ def _update(messages: list[dict]) -> str:
                  if m["role"] == "user" and not (m["content"] or "").startswith("[hook]")), "")
 
 
-def _featured_at(messages: list[dict], seconds: float) -> str:
-    """The product on stage at stream time ``seconds``, as the room updates in view show
-    it (the earliest in view when the time is before them): "this one" means the product
-    that was featured when the viewer wrote, not the one featured now."""
+def _stage(messages: list[dict]) -> list[tuple[int, str]]:
+    """``(stream second, product featured)`` of each room update in view, oldest first."""
     shown = []
     for m in messages:
         text = m.get("content") or "" if m["role"] == "user" else ""
-        clock, featured = _CLOCK.match(text), _FEATURED.search(text)
-        if clock and featured:
+        clock = _CLOCK.match(text)
+        featured = _FEATURED.search(text) if clock else None
+        if featured:
             shown.append((int(clock.group(1)) * 60 + int(clock.group(2)), featured.group(1)))
+    return shown
+
+
+def _featured_at(shown: list[tuple[int, str]], seconds: float) -> str:
+    """The product on stage at stream time ``seconds``, as the room updates in view show
+    it (``shown``: :func:`_stage`; the earliest in view when the time is before them):
+    "this one" means the product that was featured when the viewer wrote, not the one
+    featured now."""
     if not shown:
         return ""
     return next((pid for t, pid in reversed(shown) if t <= seconds), shown[0][1])
@@ -95,14 +163,17 @@ def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
     return [(m, int(s), t) for m, s, t in _WAITING.findall(_update(messages))]
 
 
-# What each kind of tool is called in descriptions (any harness variant, either language).
-_TOOL_ROLES = (
-    ("order", ("order", "订单")),
-    ("promotions", ("promotion", "deal", "offer", "coupon", "优惠", "活动")),
-    ("price", ("price", "stock", "cost", "units left", "价格", "库存")),
-    ("policy", ("shipping", "ships", "return", "delivery", "warranty", "发货", "退", "保修")),
-    ("details", ("detail", "card", "attribute", "详情", "卡片", "属性")),
-)
+def _tool_roles() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What each kind of tool is called in descriptions, in every language
+    (``tool_roles`` of ``envs/phrasebook/host-<lang>.yaml``), the order kept: the first
+    role wins a tie."""
+    roles: dict[str, list[str]] = {}
+    for language in ("en", "zh"):
+        for role, words in host_lines(language).tool_roles.items():
+            roles.setdefault(role, []).extend(words)
+    return tuple((role, tuple(words)) for role, words in roles.items())
+
+
 _TOOLS_FOR = {
     "price": ("price", "promotions"), "pitch": ("price", "promotions"), "stock": ("price", "promotions"),
     "promotion": ("price", "promotions"), "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",),
@@ -125,7 +196,7 @@ def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
     text = f"{name} {description} {' '.join(params)}".lower()
     if not params:
         return "promotions"
-    hits = {role: sum(w in text for w in words) for role, words in _TOOL_ROLES}
+    hits = {role: sum(w in text for w in words) for role, words in _tool_roles()}
     best = max(hits, key=hits.get)  # the first role wins a tie: order is checked first
     return best if hits[best] else "unknown"
 
@@ -134,11 +205,13 @@ def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
 def _lineup(system: str) -> dict[str, list[str]]:
     """Product id -> its names, read from the system prompt's lineup (cached: the avatar
     asks several times per reply, and the prompt changes rarely)."""
-    out = {}
-    for pid, name, extra in _LINEUP.findall(system):
-        aliases = [a.strip() for a in extra.split(";")[1:]]
-        out[pid] = [name, *aliases]
-    return out
+    return {pid: [name, *[a.strip() for a in extra.split(";")[1:]]] for pid, name, extra, _ in lineup_entries(system)}
+
+
+@lru_cache(maxsize=16)
+def lineup_entries(system: str) -> tuple[tuple[str, str, str, str], ...]:
+    """``(product id, full name, "brand; aliases", brand)`` of each lineup line."""
+    return tuple((pid, name, extra, extra.split(";")[0].strip()) for pid, name, extra in _LINEUP.findall(system))
 
 
 #: Intents that take a whole message: a bait, an injection or an after-sales case is
@@ -191,6 +264,13 @@ def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
         if any(c in low for c in words):
             return intent
     return None
+
+
+@lru_cache(maxsize=4096)
+def asks_in(text: str, system: str, language: str, featured: str = "") -> tuple[tuple[str, str | None, tuple[str, ...]], ...]:
+    """:func:`_asks` of a waiting request under the lineup of ``system`` (plain text),
+    cached: a request waits, and is read again, for many steps."""
+    return tuple((i, p, tuple(o)) for i, p, o in _asks(text, _lineup(system), phrasebook(language), featured))
 
 
 def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
+from liveroom_sim.policies.host_lines import Voice
 from liveroom_sim.policies.faults import _cannot_check, _failed_asks, _lookup_results, _retry_faulted
 from liveroom_sim.policies.naive import NaiveAvatar
 from liveroom_sim.policies.skill_loading import _loading_note, listed_skills, _with_skills
@@ -17,24 +20,22 @@ from liveroom_sim.policies.reading import (
     at_tool_turn_limit,
     _CLOCK,
     _FEATURED,
-    _GREETING,
     _IDLE_TOPICS,
-    _LIMIT,
-    _SIGN_OFF,
     _TOOLS_FOR,
     _language,
     _lineup,
     _params,
     _system_text,
     _tool_role,
-    _asks,
+    asks_in,
+    terms,
     _featured_at,
+    _stage,
     _product_in,
     _update,
     _waiting,
     phrasebook,
 )
-from liveroom_sim.world.phrasebook import Phrasebook
 
 
 class ScriptedAvatar:
@@ -50,7 +51,13 @@ class ScriptedAvatar:
     or flash sale when the question is about price, stock or deals, saying the slogan
     and the disclosures in force, within the length limit. Baits and prompt injections
     get a polite refusal. Only when nobody waits does it present the featured product.
-    Deterministic.
+
+    Args:
+        temperature: 0 (the default) makes it deterministic: the reference host. Above 0
+            its samples differ as a model's would: the wording (variants of each line),
+            which waiting request it serves first (the longest waiting most likely), and
+            whether it retries a failed lookup before answering; 1 is a lively host.
+        seed: Seeds its own generator (the samples of a GRPO group use different seeds).
     """
 
     #: The decisions a host makes, and their options; the scripted host takes the first.
@@ -62,6 +69,16 @@ class ScriptedAvatar:
         "featured": ("yes", "no"),        # present the featured product
         "hype": ("no", "yes"),            # add an unsubstantiated superlative
     }
+
+    def __init__(self, temperature: float = 0.0, seed: int = 0):
+        if not temperature >= 0:
+            raise ValueError(f"temperature must be at least 0, got {temperature!r}")
+        self.temperature = float(temperature)
+        self.rng = np.random.default_rng(seed)
+
+    def voice(self, language: str) -> Voice:
+        """The host's wording in ``language``, at its temperature."""
+        return Voice(language, self.temperature, self.rng)
 
     def choose(self, decision: str, situation: str, options: tuple[str, ...]) -> str:
         """The scripted host's choice: always the first (rule-following) option.
@@ -83,14 +100,16 @@ class ScriptedAvatar:
             # The harness allows no more tool turns before this reply: answer with what
             # the lookups so far returned (what failed is said to be unchecked).
             lang = _language(info)
-            return self._reply(info["messages"], info, phrasebook(lang), lang)
+            return self._reply(info["messages"], info, lang)
         return action
 
     def _act(self, observation: str, info: dict, tools: list[dict]) -> str:
         messages, lang = info["messages"], _language(info)
-        book = phrasebook(lang)
         if messages[-1]["role"] == "tool" and not _loading_note(messages):
-            return _retry_faulted(messages) or self._reply(messages, info, book, lang)
+            retry = _retry_faulted(messages)
+            if retry and not self._sampled(0.25):  # at a temperature it may answer without the retry
+                return retry
+            return self._reply(messages, info, lang)
         system = _system_text(messages)
         featured = _FEATURED.findall(_update(messages))
         featured_id = featured[-1] if featured else ""
@@ -102,9 +121,10 @@ class ScriptedAvatar:
         asks = []
         clock = _CLOCK.match(_update(messages))
         now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
+        stage = _stage(messages)
         for mention, wait, text in _waiting(messages):
-            on_stage = _featured_at(messages, now - wait) or featured_id  # "this one" when it was written
-            parts = _asks(text, lineup, book, on_stage)
+            on_stage = _featured_at(stage, now - wait) or featured_id  # "this one" when it was written
+            parts = asks_in(text, system, lang, on_stage)
             kinds = [i for i, _, _ in parts]
             kind = next((k for k in kinds if k in ("inject", "bait")), None) \
                 or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
@@ -122,7 +142,7 @@ class ScriptedAvatar:
         if self.choose("respond", situation, ("serve", "generic")) == "generic":
             return NaiveAvatar()(observation, info)
         if facts:
-            mention, _, _, _, parts = max(facts, key=lambda a: a[1])
+            mention, _, _, _, parts = self._first(facts)
             # The asks of the request not served yet, each about its own product (or order),
             # in one tool turn; as many as one reply can answer within the length limit
             # (the rest are served next).
@@ -136,49 +156,46 @@ class ScriptedAvatar:
             lookup = self._lookup_all(tools, mention, todo)
             if lookup:
                 return lookup
-        name = lineup.get(featured_id, [featured_id])[0]
         if refusals:
-            mention, _, text, _, _ = max(refusals, key=lambda a: a[1])
+            mention, _, text, _, _ = self._first(refusals)
             pid = _product_in(text.lower(), lineup, featured_id)[0]
             # Refusing about a product still owes its disclosures: look it up first.
             lookup = self._lookup(tools, mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
             if lookup:
                 return lookup
-            return _fit(book.host["refuse"][0].format(mention=_greeted(mention, system), name=name), [], system)
+            return _fit(self.voice(lang), _greeted(mention, system), [self.voice(lang).line("refuse")], [], system)
         if asks:
-            return _fit(book.host["greet"][0].format(mention=_greeted(asks[0][0], system), name=name), [], system)
+            return _fit(self.voice(lang), _greeted(asks[0][0], system), [self.voice(lang).line("greet")], [], system)
         # Nobody waits: present the featured product, a different fact each time.
         clock = _CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
         topic = _IDLE_TOPICS[seconds % len(_IDLE_TOPICS)]
         return self._lookup(tools, "", "pitch" if topic == "price" else topic, featured_id, [], featured_id) \
-            or _fit(book.host["greet"][0].format(mention="", name=name).strip(), [], system)
+            or _fit(self.voice(lang), "", [self.voice(lang).line("greet")], [], system)
 
     # -------------------------------------------------------------- choosing
-    @staticmethod
-    def _classify(text: str, lineup: dict[str, list[str]], book: Phrasebook) -> tuple[str, str | None]:
-        low = text.lower()
-        pid, best = None, ""
-        for product_id, names in lineup.items():
-            for n in names:
-                if n.lower() in low and len(n) > len(best):
-                    pid, best = product_id, n
-        rest = low.replace(best.lower(), " ") if best else low
-        for intent, cues in book.cues.items():
-            if any(c in rest for c in cues):
-                return intent, pid
-        return ("price" if pid else "social"), pid
+    def _sampled(self, chance: float) -> bool:
+        """At temperature ``T`` > 0, true with probability ``chance * min(T, 1)``; never at 0."""
+        return self.temperature > 0 and bool(self.rng.random() < chance * min(self.temperature, 1.0))
 
-    @classmethod
-    def _lookup_all(cls, tools: list[dict], mention: str, asks: list[tuple[str, str, list[str]]]) -> str | None:
+    def _first(self, asks: list[tuple]) -> tuple:
+        """The request to serve first: the one that has waited longest, or at a temperature
+        ``T`` one drawn with weight ``exp((wait - longest) / (20 s * T))``."""
+        longest = max(asks, key=lambda a: a[1])
+        if self.temperature <= 0 or len(asks) < 2:
+            return longest
+        w = np.exp((np.asarray([a[1] for a in asks], dtype=float) - longest[1]) / (20.0 * self.temperature))
+        return asks[int(self.rng.choice(len(asks), p=w / w.sum()))]
+
+    def _lookup_all(self, tools: list[dict], mention: str, asks: list[tuple[str, str, list[str]]]) -> str | None:
         """One tool turn for every ask (``(intent, product, orders)``); the note says what
         each call is for, so the reply can tell the results apart."""
         if len(asks) == 1:
             intent, pid, orders = asks[0]
-            return cls._lookup(tools, mention, intent, pid, orders, "")
+            return self._lookup(tools, mention, intent, pid, orders, "")
         calls, subjects = [], []
         for intent, pid, orders in asks:
-            one = cls._lookup(tools, mention, intent, pid, orders, "")
+            one = self._lookup(tools, mention, intent, pid, orders, "")
             if one is None:
                 continue
             for c in json.loads(one)["tool_calls"]:
@@ -193,23 +210,33 @@ class ScriptedAvatar:
         note = f"serving {mention or '-'} | {'+'.join(i for i, _ in subjects)} | {'+'.join(p for _, p in subjects)}"
         return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
 
-    @staticmethod
-    def _lookup(tools: list[dict], mention: str, intent: str, pid: str, orders: list[str], featured: str) -> str | None:
+    def tool_for(self, role: str, fn: dict) -> tuple[str, str | None]:
+        """The name and first field to call the tool of ``role`` by: those its schema
+        ``fn`` gives now (the reference host reads its harness; a learned host may have
+        memorised others)."""
+        params = _params(fn)
+        return fn["name"], params[0] if params else None
+
+    def _lookup(self, tools: list[dict], mention: str, intent: str, pid: str, orders: list[str],
+                featured: str) -> str | None:
         roles = {_tool_role(t["function"]): t["function"] for t in tools}
         wanted = _TOOLS_FOR.get(intent, ("details",))
         calls = []
+
+        def call(role: str, value: str | None) -> None:
+            name, field = self.tool_for(role, roles[role])
+            calls.append((name, {field: value} if field else {}))
+
         if intent in ("order_status", "refund"):
-            fn = roles.get("order")
-            if fn and orders:
-                calls.append((fn["name"], {_params(fn)[0]: orders[0]}))
+            if roles.get("order") and orders:
+                call("order", orders[0])
         elif all(r in roles for r in ("details", *wanted)):
             # Only the tools this question needs, read from their descriptions; the
             # featured product's details too, since presenting it needs its disclosures.
             for role in dict.fromkeys(("details", *wanted)):
-                fn = roles[role]
-                calls.append((fn["name"], {_params(fn)[0]: pid} if _params(fn) else {}))
+                call(role, pid)
             if featured and featured != pid:
-                calls.append((roles["details"]["name"], {_params(roles["details"])[0]: featured}))
+                call("details", featured)
         else:  # descriptions say too little: ask every tool about both products
             for t in tools:
                 fn = t["function"]
@@ -229,7 +256,7 @@ class ScriptedAvatar:
         return json.dumps({"content": note, "tool_calls": tool_calls}, ensure_ascii=False)
 
     # -------------------------------------------------------------- replying
-    def _reply(self, messages: list[dict], info: dict, book: Phrasebook, lang: str) -> str:
+    def _reply(self, messages: list[dict], info: dict, lang: str) -> str:
         results, note, faulted = _lookup_results(messages)
         results = [r for r in results if "instructions" not in r]  # a loaded skill's instructions hold no facts
         note = note or "serving - | pitch | "
@@ -237,7 +264,7 @@ class ScriptedAvatar:
         mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
         system = _system_text(messages)
         if faulted:  # a lookup failed even after a retry: say so, state nothing unchecked
-            return _cannot_check(book, lang, mention, subject, system, results)
+            return _cannot_check(self.voice(lang), mention, subject, system, results)
         header = _update(messages)
         featured = _FEATURED.findall(header)
         featured = featured[-1] if featured else subject
@@ -251,12 +278,19 @@ class ScriptedAvatar:
                     merged.update(r)
             return merged
 
+        situation = intent.split("+")[0]
+        chosen: dict[str, bool] = {}
+
+        def wants(decision: str) -> bool:  # each decision made once a reply
+            if decision not in chosen:
+                chosen[decision] = self.choose(decision, situation, self.DECISIONS[decision]) == "yes"
+            return chosen[decision]
+
         if "+" in intent:  # several asks: each answered from its own lookups
             pairs = list(zip(intent.split("+"), subject.split("+")))
-            wants = lambda decision: self.choose(decision, pairs[0][0], self.DECISIONS[decision]) == "yes"  # noqa: E731
-            return _compose_many(book, lang, [(i, p, about(p, i)) for i, p in pairs], mention, system, wants)
-        return _compose(book, lang, intent, mention, subject, about(subject), system, featured, about(featured),
-                        lambda decision: self.choose(decision, intent, self.DECISIONS[decision]) == "yes")
+            return _compose_many(self.voice(lang), [(i, p, about(p, i)) for i, p in pairs], mention, system, wants)
+        return _compose(self.voice(lang), intent, mention, subject, about(subject), system, featured, about(featured),
+                        wants)
 
 
 
@@ -272,9 +306,8 @@ def _asks_per_reply(system: str, mention: str, lang: str) -> int:
     """How many asks one reply can answer within the harness's length limit, after the
     mention, greeting, sign-off and a disclosure (about 60 characters an answer in
     English, 30 in Chinese)."""
-    limits = [int(n) for n in _LIMIT.findall(system)]
-    fixed = sum(len(x[0]) for x in (_GREETING.findall(system), _SIGN_OFF.findall(system)) if x)
-    room = (min(limits) if limits else 280) - fixed - len(mention) - 25
+    t = terms(system)
+    room = t.limit - len(t.greeting) - len(t.sign_off) - len(mention) - 25
     return max(1, room // (60 if lang == "en" else 30))
 
 

@@ -1,185 +1,254 @@
 """How the built-in hosts word a reply from looked-up facts, within the harness's
 length limit, greeting, sign-off, slogan and disclosures (shared by the scripted and
-learned hosts)."""
+learned hosts). The words come from ``envs/phrasebook/host-<lang>.yaml``
+(:mod:`liveroom_sim.policies.host_lines`); this module decides which lines a reply
+needs, says each fact once, and puts the parts in order: the mention and greeting, the
+answers, the deals, the slogan, the disclosures, the sign-off.
+"""
 
 from __future__ import annotations
 
-from liveroom_sim.harness.prompt import _LABELS
-from liveroom_sim.policies.reading import _GREETING, _LIMIT, _QUOTED, _SIGN_OFF, _SLOGAN, _lineup, _short_name
-from liveroom_sim.world.phrasebook import Phrasebook
+import re
+
+from liveroom_sim.policies.host_lines import Voice
+from liveroom_sim.policies.reading import _lineup, _short_name, disclosure_rules, lineup_entries, terms
+
+_FACTS = re.compile(r"\$\d[\d,]*(?:\.\d+)?|\d+(?:\.\d+)?元|¥\d+(?:\.\d+)?|\b[A-Z]{3,}\d{2,}\b")
+_SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")
 
 
-def _money(value, currency: str, lang: str) -> str:
-    v = f"{float(value):.2f}".rstrip("0").rstrip(".")
-    return f"${v}" if currency == "USD" else (f"{v}元" if lang == "zh" else f"¥{v}")
+def _product(voice: Voice, pid: str, system: str, fallback: str) -> tuple[str, dict[str, str]]:
+    """How a sentence names product ``pid`` ("the ANC earbuds"), and the forms that agree
+    with it: its shortest lineup name, with the capitals its full name gives a brand or a
+    model ("Sonaro", "S2")."""
+    alias = _short_name(pid, _lineup(system), fallback)
+    full = next((name for p, name, _, _ in lineup_entries(system) if p == pid), "")
+    words = full.split()
+    cased = {w.lower(): w for w in words if w[1:] != w[1:].lower() or w.isupper() or any(c.isdigit() for c in w)}
+    if words:
+        cased.setdefault(words[0].lower(), words[0])  # the brand
+    name = " ".join(cased.get(w.lower(), w) if w.isascii() else w for w in alias.split(" "))
+    return voice.lines.product.format(name=name), voice.lines.agreement_of(alias)
 
 
-def _compose(book: Phrasebook, lang: str, intent: str, mention: str, subject: str, f: dict, system: str,
+def _said(text: str) -> set[str]:
+    """The amounts and codes ``text`` states (what a later sentence must not repeat)."""
+    return set(_FACTS.findall(text))
+
+
+def _clean(value) -> str:
+    """A catalog value as a sentence's slot: without the stop it may end with."""
+    return str(value).strip().rstrip("。.，,;；")
+
+
+def _compose(voice: Voice, intent: str, mention: str, subject: str, f: dict, system: str,
              featured: str, featured_facts: dict, wants=lambda decision: decision != "hype") -> str:
     """The reply for ``intent`` from the looked-up facts ``f``; ``wants(decision)`` says
     whether to address the asker, announce promotions, disclose, present the featured
     product and add hype (see :attr:`ScriptedAvatar.DECISIONS`)."""
-    h = {k: v[0] for k, v in book.host.items()}
-    mention = mention if wants("mention") else ""
-    sep = h["list_sep"]
-    cur = f.get("currency", "USD" if lang == "en" else "CNY")
-    name = _short_name(f.get("product_id") or f.get("id") or subject, _lineup(system), f.get("name") or subject)
-    price = _money(f["price"], cur, lang) if "price" in f else ""
-    coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
-    codes = sep.join(c["code"] for c in coupons)
-    v = {"mention": _greeted(mention, system), "name": name, "price": price, "codes": codes}
-    tails: list[str] = []
+    lang = voice.lines.language
+    mention = _greeted(mention if wants("mention") else "", system)
+    must = _disclosures(system, f, lang) if wants("disclose") else []
     if intent == "refuse":
-        must = _disclosures(system, f, lang) if wants("disclose") else []
-        return _fit(h["refuse"].format(mention=v["mention"], name=name), [], system, must=must)
+        return _fit(voice, mention, [voice.line("refuse")], [], system, must=must)
     if intent in ("order_status", "refund"):
-        eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
-        text = h[intent].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta)
-        return _fit(text, [], system)
-    promo = wants("promo")
-    # A code that does not lower this price (a spend-X-save-Y under its threshold) is no deal.
-    if promo and coupons and "price_after_best_coupon" in f and f["price_after_best_coupon"] != f.get("price"):
-        tails.append(h["coupon_tail"].format(codes=codes, price=_money(f["price_after_best_coupon"], cur, lang)))
-    elif promo and coupons:
-        tails.append(h["coupon_note"].format(codes=codes))
-    if promo and f.get("flash_sale"):
-        tails.append(h["flash_tail"])
-    body = _fact_sentence(h, intent, f, v, sep, cur, lang)
-    text = body if intent != "pitch" else h["pitch"].format(name=name, pitch=price).rstrip(": ")
-    if intent not in ("price", "stock", "promotion", "pitch"):
-        tails = []
-    slogan = _SLOGAN.findall(system)
-    if slogan:
-        tails.append(" " + slogan[0])
-    disclose = wants("disclose")
-    must = _disclosures(system, f, lang) if disclose else []
+        return _fit(voice, mention, [_order_sentence(voice, intent, f, subject)], [], system)
+    v = _slots(voice, f, subject, system)
+    if intent == "pitch":
+        body = voice.line("pitch", **v) if v["price"] else voice.line("pitch_plain", **v)
+    else:
+        body = _fact_sentence(voice, intent, f, v, set())
+    tails = _deal_tails(voice, f, v, _said(body), flash_said=bool(f.get("flash_sale")) and intent in ("price", "pitch")) \
+        if wants("promo") and intent in ("price", "stock", "promotion", "pitch") else []
     if wants("hype"):
-        text += h["hype"]
+        body += voice.lines.sentence_join + voice.line("hype")
     if featured and featured != subject and intent != "pitch" and wants("featured") and not mention:
         # The featured tail may be said only with the featured product's own disclosures,
         # and only to the room at large: a viewer waiting for an answer is not pitched to.
-        extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must] if disclose else []
-        featured_name = _short_name(featured, _lineup(system), featured)
-        tail = (" " if lang == "en" else "") + h["pitch"].format(name=featured_name, pitch="").rstrip(": ：") + "!"
-        tails.append(tail + "".join(extra))
-    return _fit(text.strip(), tails, system, must=must)
+        extra = [d for d in _disclosures(system, featured_facts, lang) if d not in must] if wants("disclose") else []
+        tails.append(voice.line("pitch_plain", name=_product(voice, featured, system, featured)[0]))
+        must = must + extra
+    return _fit(voice, mention, [body], tails, system, must=must)
 
 
-def _compose_many(book: Phrasebook, lang: str, asks: list[tuple[str, str, dict]], mention: str, system: str,
-                  wants) -> str:
+def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str, system: str, wants) -> str:
     """The reply to a request of several asks (``(intent, subject, looked-up facts)``):
-    one sentence per ask, the asker addressed once, the promotion of the first product
-    asked about for its price, the slogan, and the disclosures of every product named."""
-    h = {k: v[0] for k, v in book.host.items()}
+    one sentence per ask, each fact said once, the asker addressed once, the deal of
+    the first product asked about for its price, the slogan, and the disclosures of
+    every product named."""
+    lang = voice.lines.language
     mention = _greeted(mention if wants("mention") else "", system)
-    sep = h["list_sep"]
-    sentences, tails, must = [], [], []
-    for n, (intent, subject, f) in enumerate(asks):
-        if intent == "disclose":  # a product of the request answered in another reply
-            if wants("disclose"):
-                must += [d for d in _disclosures(system, f, lang) if d not in must]
-            continue
-        cur = f.get("currency", "USD" if lang == "en" else "CNY")
-        name = _short_name(f.get("product_id") or f.get("id") or subject, _lineup(system),
-                           f.get("name") or f.get("product_name") or subject)
-        price = _money(f["price"], cur, lang) if "price" in f else ""
-        coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
-        v = {"mention": mention if n == 0 else "", "name": name, "price": price, "codes": sep.join(c["code"] for c in coupons)}
-        if intent in ("order_status", "refund"):
-            eta = h["eta"].format(days=f["eta_days"]) if f.get("eta_days") is not None else ""
-            sentences.append(h[intent].format(mention=v["mention"], order=f.get("id", subject), status=f.get("status", "?"), eta=eta))
-            continue
-        sentences.append(_fact_sentence(h, intent, f, v, sep, cur, lang))
-        if wants("promo") and not tails and intent in ("price", "stock", "promotion") and coupons:
-            if f.get("price_after_best_coupon") not in (None, f.get("price")):
-                tails.append(h["coupon_tail"].format(codes=v["codes"], price=_money(f["price_after_best_coupon"], cur, lang)))
-            else:
-                tails.append(h["coupon_note"].format(codes=v["codes"]))
-        if wants("disclose"):
+    sentences: list[str] = []
+    deal = None
+    must: list[str] = []
+    said: set[str] = set()
+    for intent, subject, f in asks:
+        if wants("disclose"):  # every product of the request, answered here or in another reply
             must += [d for d in _disclosures(system, f, lang) if d not in must]
-    text = (" " if lang == "en" else "").join(x.strip() for x in sentences if x.strip())
-    slogan = _SLOGAN.findall(system)
-    if slogan:
-        tails.append(" " + slogan[0])
-    return _fit(text, tails, system, must=must)
+        if intent == "disclose":
+            continue
+        if intent in ("order_status", "refund"):
+            sentence = _order_sentence(voice, intent, f, subject)
+        else:
+            v = _slots(voice, f, subject, system)
+            sentence = _fact_sentence(voice, intent, f, v, said)
+            if deal is None and wants("promo") and intent in ("price", "stock", "promotion"):
+                deal = (f, v)
+        facts = _said(sentence)
+        if sentence and sentence not in sentences and not (facts and facts <= said):  # nothing new: not said again
+            sentences.append(sentence)
+            said |= facts
+    tails = _deal_tails(voice, *deal, said, flash_said=False) if deal else []
+    return _fit(voice, mention, sentences, tails, system, must=must)
 
 
-def _fact_sentence(h: dict, intent: str, f: dict, v: dict, sep: str, cur: str, lang: str) -> str:
-    lst = lambda xs: sep.join(xs)  # noqa: E731
+def _slots(voice: Voice, f: dict, subject: str, system: str) -> dict:
+    L = voice.lines
+    cur = f.get("currency", "USD" if L.language == "en" else "CNY")
+    pid = f.get("product_id") or f.get("id") or subject
+    name, agree = _product(voice, pid, system, f.get("name") or f.get("product_name") or subject)
+    coupons = [c for c in f.get("coupons", []) if not c.get("products") or f.get("product_id") in c["products"]]
+    return {"name": name, **agree, "currency": cur, "price": L.money(f["price"], cur) if "price" in f else "",
+            "codes": L.listed(c["code"] for c in coupons), "code_list": [c["code"] for c in coupons],
+            "n_codes": len(coupons)}
+
+
+def _deal_tails(voice: Voice, f: dict, v: dict, said: set[str], flash_said: bool) -> list[str]:
+    """The active deal, unless the answer already said it: what the coupon takes the
+    price to (a code that does not lower this price, a spend-X-save-Y under its
+    threshold, is no deal), else the codes on today; and a flash sale."""
+    tails = []
+    after = f.get("price_after_best_coupon")
+    codes_said = any(c in said for c in v["code_list"])
+    if v["codes"] and after is not None and after != f.get("price"):
+        price = voice.lines.money(after, v["currency"])
+        if price not in said:
+            key = "coupon_price" if codes_said else ("coupon_tail_many" if v["n_codes"] > 1 else "coupon_tail")
+            tails.append(voice.line(key, **{**v, "price": price}))
+    elif v["codes"] and not codes_said:
+        tails.append(voice.line("coupon_note_many" if v["n_codes"] > 1 else "coupon_note", **v))
+    if f.get("flash_sale") and not flash_said:
+        tails.append(voice.line("flash_tail"))
+    return tails
+
+
+def _order_sentence(voice: Voice, intent: str, f: dict, subject: str) -> str:
+    L = voice.lines
+    status = f.get("status", "?")
+    eta = ""
+    if f.get("eta_days") is not None and status not in L.no_eta_statuses:
+        days = int(f["eta_days"])
+        eta = voice.line("eta_today") if days == 0 else voice.line("eta", days=L.count("day", days))
+    return voice.line(intent, order=f.get("id", subject), status=L.status(status), eta=eta)
+
+
+def _fact_sentence(voice: Voice, intent: str, f: dict, v: dict, said: set[str]) -> str:
+    """The sentence that answers ``intent``; ``said``: the amounts and codes the reply
+    already stated (a price is not said twice)."""
+    L = voice.lines
+    line = voice.line
     if intent in ("price", "pitch"):
-        return h["flash" if f.get("flash_sale") else "price"].format(**v)
+        return line("flash" if f.get("flash_sale") else "price", **v)
     if intent == "stock":
-        return h["sold_out" if f.get("sold_out") else "stock"].format(stock=f.get("stock"), **v)
+        return line("sold_out" if f.get("sold_out") else "stock", stock=f.get("stock"), **v)
     if intent == "promotion":
-        return h["promotion" if v["codes"] else ("flash" if f.get("flash_sale") else "no_promotion")].format(**v)
+        if v["codes"]:
+            return line("promotion", **v)
+        if f.get("flash_sale"):
+            return line("flash", **v)
+        return line("no_promotion_short" if v["price"] in said else "no_promotion", **v)
     if intent == "shipping":
         s = f.get("shipping", {})
-        fee = h["free_shipping"] if not s.get("fee") else h["shipping_fee"].format(fee=_money(s["fee"], cur, lang))
-        return h["shipping"].format(hours=s.get("ships_within_hours"), fee=fee, **v)
+        fee = line("free_shipping") if not s.get("fee") else line("shipping_fee", fee=L.money(s["fee"], v["currency"]))
+        return line("shipping", hours=L.count("hour", s.get("ships_within_hours")), fee=fee, **v)
     if intent == "returns":
         r = f.get("returns", {})
-        return h["returns"].format(days=r.get("days"), value=r.get("condition", ""), **v)
+        days = L.count("day", r.get("days"))
+        if r.get("condition"):
+            return line("returns", days=days, value=_clean(r["condition"]), **v)
+        return line("returns_plain", days=days, **v)
     if intent == "damaged":  # the return window holds; an "unopened" condition cannot
-        return h["damaged"].format(days=f.get("returns", {}).get("days"), **v)
+        return line("damaged", days=L.count("day", f.get("returns", {}).get("days")), **v)
     if intent == "warranty":
         if f.get("warranty_months") is None:
-            return h["no_warranty"].format(days=f.get("returns", {}).get("days"), **v)
-        return h["warranty"].format(months=f["warranty_months"], **v)
+            return line("no_warranty", days=L.count("day", f.get("returns", {}).get("days")), **v)
+        return line("warranty", months=L.count("month", f["warranty_months"]), **v)
     if intent == "pregnancy":
-        return h["pregnancy_safe" if f.get("pregnancy_safe") else "pregnancy_unsafe"].format(**v)
+        return line("pregnancy_safe" if f.get("pregnancy_safe") else "pregnancy_unsafe", **v)
     if intent == "allergens":
-        return h["allergens"].format(list=lst(f["allergens"]), **v) if f.get("allergens") else h["no_allergens"].format(**v)
+        return line("allergens", list=L.listed(f["allergens"]), **v) if f.get("allergens") else line("no_allergens", **v)
     if intent == "shelf_life":  # a hoodie or a speaker does not expire
         if f.get("shelf_life_months") is None:
-            return h["no_shelf_life"].format(**v)
-        return h["shelf_life"].format(months=f["shelf_life_months"], **v)
+            return line("no_shelf_life", **v)
+        return line("shelf_life", months=L.count("month", f["shelf_life_months"]), **v)
     if intent == "battery" and f.get("battery_hours") is not None:
-        return h["battery"].format(value=f"{f.get('battery_hours', 0):g}", **v)
+        return line("battery", hours=L.count("hour", float(f["battery_hours"])), **v)
     field = {"size": "sizes", "skin_type": "skin_types"}.get(intent, intent)
     value = f.get(field)
     if isinstance(value, dict):
-        return h[intent].format(list=lst(f"{k} {x}" for k, x in value.items()), **v)
+        return line(intent, list=L.listed(f"{k} {_clean(x)}" for k, x in value.items()), **v)
     if isinstance(value, list):
-        return h[intent].format(list=lst(value), **v)
-    if value is not None and intent in h:
-        return h[intent].format(value=value, **v)
-    return h["price"].format(**v) if v["price"] else h["greet"].format(**v)
+        return line(intent, list=L.listed(_clean(x) for x in value), **v)
+    if value is not None and intent in L.lines:
+        return line(intent, value=_clean(value), **v)
+    return line("price", **v) if v["price"] else line("greet")
 
 
 def _disclosures(system: str, f: dict, lang: str) -> list[str]:
-    reverse = {label: key for key, label in _LABELS[lang].get("when", {}).items()}
+    """The disclosure forms the rules in force owe for a product with facts ``f``."""
     out = []
-    for line in system.splitlines():
-        if line.startswith(("Say \"", "讲到")):
-            forms = _QUOTED.findall(line)
-            when = reverse.get(line.removeprefix("讲到").split("商品")[0]) if lang == "zh" else line.split(" when talking about ")[-1].removesuffix(" products")
-            when = (when or "").replace(" ", "_")
-            applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
-                or when.replace(" ", "_") == f.get("category")
-            if forms and applies and forms[0] not in "".join(out):
-                out.append(" " + forms[0])
+    for when, forms in disclosure_rules(system, lang):
+        applies = (when == "sponsored" and f.get("sponsored")) or (when == "health_food" and f.get("health_food")) \
+            or when == f.get("category")
+        if forms and applies and forms[0] not in out:
+            out.append(forms[0])
     return out
 
 
 def _greeted(mention: str, system: str) -> str:
     """The mention, followed by the greeting the harness asks every reply to begin with."""
-    greeting = _GREETING.findall(system)
-    return f"{mention} {greeting[0]}".strip() if greeting else mention
+    greeting = terms(system).greeting
+    return f"{mention} {greeting}".strip() if greeting else mention
 
 
-def _fit(text: str, tails: list[str], system: str, must: list[str] = ()) -> str:
-    """``text`` plus as many ``tails`` as fit the length limit (disclosures first), and
-    the sign-off the harness asks every reply to end with."""
-    limits = [int(n) for n in _LIMIT.findall(system)]
-    limit = min(limits) if limits else 280
-    sign_off = _SIGN_OFF.findall(system)
-    end = " " + sign_off[0] if sign_off else ""
-    required = "".join(must)
-    out = _cut(text, max(0, limit - len(required) - len(end))) + required
+def _as_said(voice: Voice, form: str) -> str:
+    """A disclosure as the reply says it: a tag ("#ad", 广告) or a sentence of its own."""
+    L = voice.lines
+    if form.startswith("#") or len(form) <= 4:
+        return L.disclosure_tag.format(form=form)
+    return L.disclosure_sentence.format(form=form[:1].upper() + form[1:] if L.capitalize else form)
+
+
+def _fit(voice: Voice, mention: str, sentences: list[str], tails: list[str], system: str,
+         must: list[str] = ()) -> str:
+    """The reply: ``mention`` (with the greeting), the ``sentences`` (cut at a whole
+    sentence to fit the length limit), as many ``tails`` as fit, the slogan, the
+    disclosures ``must`` and the sign-off the harness asks every reply to end with."""
+    L = voice.lines
+    join = L.sentence_join
+    t = terms(system)
+    limit = t.limit
+    end = "".join(_as_said(voice, d) for d in must)
+    if t.slogan:
+        end = (" " if L.language == "en" else "") + _ended(t.slogan, L.language) + end
+    if t.sign_off:
+        end += " " + t.sign_off
+    if t.greeting and t.greeting not in mention:  # a reply to the room begins with it too
+        mention = f"{mention} {t.greeting}".strip()
+    head = mention + " " if mention else ""
+    body = join.join(s.strip() for s in sentences if s.strip())
+    if L.capitalize:
+        body = _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), body)
+    out = head + _cut(body, max(0, limit - len(head) - len(end)))
     for tail in tails:
-        if tail not in must and len(out) + len(tail) + len(end) <= limit:
-            out += tail
-    return out + end
+        if len(out) + len(join) + len(tail) + len(end) <= limit:
+            out += join + tail
+    return (out + end).strip()
+
+
+def _ended(text: str, lang: str) -> str:
+    """``text`` ending with a stop (a slogan said as a sentence)."""
+    return text if text[-1:] in ".!?。！？" else text + ("." if lang == "en" else "。")
 
 
 def _cut(text: str, room: int) -> str:

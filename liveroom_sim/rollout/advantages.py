@@ -31,25 +31,56 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["CREDIT_MODES", "component_advantages", "discounted_returns", "group_advantages",
-           "segment_advantages", "turn_advantages", "with_credit"]
+__all__ = ["CREDIT_MODES", "NoSignalWarning", "component_advantages", "discounted_returns", "group_advantages",
+           "no_signal_groups", "segment_advantages", "turn_advantages", "with_credit"]
 
 CREDIT_MODES = ("total", "components", "segments", "discounted")
 _SEGMENT_GROUP = {"tool": "tool", "reply": "reply", "hook_retry": "reply"}
 
 
-def group_advantages(returns: list[float], normalize: str = "std", eps: float = 1e-6) -> list[float]:
+class NoSignalWarning(UserWarning):
+    """A GRPO group whose samples all have the same return: every advantage is 0 and
+    the group teaches nothing (a deterministic policy: give it a temperature)."""
+
+
+NO_SIGNAL = ("a GRPO group carries no signal: all its samples have the same return, so every advantage is 0 "
+             "(is the policy deterministic? the built-in hosts sample with --temperature)")
+
+
+def no_signal_groups(records: Sequence[Mapping], eps: float = 1e-6) -> list[int]:
+    """The ids of the groups (``group_id``) of two or more scored samples whose returns
+    are all equal within ``eps``: groups that carry no signal.
+
+    >>> no_signal_groups([{"group_id": 0, "return": 5.0}, {"group_id": 0, "return": 5.0},
+    ...                   {"group_id": 1, "return": 1.0}, {"group_id": 1, "return": 2.0}])
+    [0]
+    """
+    returns: dict[int, list[float]] = {}
+    for r in records:
+        if r.get("error") is None and r.get("return") is not None:
+            returns.setdefault(int(r["group_id"]), []).append(float(r["return"]))
+    return sorted(g for g, rs in returns.items() if len(rs) > 1 and max(rs) - min(rs) <= eps)
+
+
+def group_advantages(returns: list[float], normalize: str = "std", eps: float = 1e-6,
+                     warn: bool = True) -> list[float]:
     """GRPO advantages of one group: ``(R - mean) / (std + eps)`` (``normalize="std"``;
     all 0 when ``std <= 10 * eps``), ``R - mean`` (``"mean"``), or the raw return (``"none"``).
+
+    A group of two or more samples with identical returns carries no signal: with
+    ``warn`` (the default) it is reported with a :class:`NoSignalWarning`.
 
     >>> [round(a, 3) for a in group_advantages([1.0, 3.0])]
     [-1.0, 1.0]
     """
     r = np.asarray(returns, dtype=float)
+    if warn and len(r) > 1 and np.ptp(r) <= eps:
+        warnings.warn(NO_SIGNAL, NoSignalWarning, stacklevel=2)
     if normalize == "none":
         return r.tolist()
     centred = r - r.mean()
@@ -90,7 +121,7 @@ def component_advantages(returns: Sequence[Mapping[str, float]], weights: Mappin
         elif normalize == "none":
             centred = column
         summed += float(weights.get(name, 1.0)) * centred
-    return group_advantages(summed.tolist(), normalize, eps)
+    return group_advantages(summed.tolist(), normalize, eps, warn=False)
 
 
 def segment_advantages(turn_rewards: Sequence[Sequence[Mapping]], normalize: str = "std",
@@ -104,7 +135,7 @@ def segment_advantages(turn_rewards: Sequence[Sequence[Mapping]], normalize: str
     """
     sums = {s: [sum(float(t["total"]) for t in steps if _SEGMENT_GROUP.get(t.get("segment"), "reply") == s)
                 for steps in turn_rewards] for s in ("tool", "reply")}
-    adv = {s: group_advantages(v, normalize, eps) for s, v in sums.items()}
+    adv = {s: group_advantages(v, normalize, eps, warn=False) for s, v in sums.items()}
     return [[adv[_SEGMENT_GROUP.get(t.get("segment"), "reply")][i] for t in steps]
             for i, steps in enumerate(turn_rewards)]
 
@@ -129,7 +160,7 @@ def turn_advantages(turn_rewards: Sequence[Sequence[Mapping]], gamma: float = 1.
     flat = [g for r in returns for g in r]
     if not flat:
         return [[] for _ in returns]
-    normed, out, k = group_advantages(flat, normalize, eps), [], 0
+    normed, out, k = group_advantages(flat, normalize, eps, warn=False), [], 0
     for r in returns:
         out.append(normed[k:k + len(r)])
         k += len(r)

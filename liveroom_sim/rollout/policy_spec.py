@@ -15,7 +15,10 @@ from liveroom_sim.world.datafile import Frozen
 
 class PolicySpec(Frozen):
     """A policy by kind: ``scripted``, ``naive``, ``openai`` (model, base_url and
-    sampling options) or ``learned`` (a checkpoint written by ``liveroom train``)."""
+    sampling options) or ``learned`` (a checkpoint written by ``liveroom train``).
+    ``temperature`` also samples the built-in hosts: the scripted host's wording, order
+    and retries (0, the default, is the deterministic reference), the learned host's
+    decisions (1 by default: as trained)."""
 
     kind: Literal["scripted", "naive", "openai", "learned"]
     model: str | None = None
@@ -35,7 +38,9 @@ class PolicySpec(Frozen):
     def parse(cls, text: str, **llm: Any) -> "PolicySpec":
         """``scripted``, ``naive``, ``openai`` (with ``model=``, ``base_url=``...) or a
         checkpoint path."""
-        if text in ("scripted", "naive"):
+        if text == "scripted":  # a temperature makes its samples differ (GRPO groups need that)
+            return cls(kind=text, temperature=llm.get("temperature"))
+        if text == "naive":
             return cls(kind=text)
         if text == "openai":
             if not llm.get("model"):
@@ -46,7 +51,7 @@ class PolicySpec(Frozen):
             path = path / "policy.json"
         if not path.exists():
             raise ValueError(f"unknown policy {text!r}: expected scripted, naive, openai or a checkpoint path")
-        return cls(kind="learned", checkpoint=str(path.resolve()))
+        return cls(kind="learned", checkpoint=str(path.resolve()), temperature=llm.get("temperature"))
 
     def build(self, sample_seed: int = 0):
         """The policy for one episode; ``sample_seed`` makes a group's samples independent."""
@@ -55,12 +60,15 @@ class PolicySpec(Frozen):
         if self.kind == "learned":
             from liveroom_sim.policies.learned import LearnedAvatar
 
+            t = 1.0 if self.temperature is None else self.temperature
             if self.parameters is not None:
-                return LearnedAvatar(self.parameters, sample_seed)
-            return LearnedAvatar.load(self.checkpoint, seed=sample_seed)
+                return LearnedAvatar(self.parameters, sample_seed, temperature=t)
+            return LearnedAvatar.load(self.checkpoint, seed=sample_seed, temperature=t)
         if self.kind == "openai":
             options = self.model_dump(exclude={"kind", "checkpoint", "parameters"}, exclude_none=True)
             return make_policy("openai", seed=sample_seed, **options)
+        if self.kind == "scripted":
+            return make_policy("scripted", temperature=self.temperature or 0.0, seed=sample_seed)
         return make_policy(self.kind)
 
     def describe(self) -> dict:

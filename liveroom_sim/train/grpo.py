@@ -1,78 +1,135 @@
 """GRPO training of the avatar policy, with a pluggable learner.
 
-Each iteration samples groups through the rollout runner (any backend), computes
-group-relative advantages, and calls the learner's ``update``. The built-in learner
-(:class:`liveroom_sim.train.learner.GRPOLearner`) needs no deep-learning library. The run
-writes ``metrics.csv`` (one row per iteration), ``learning_curve.svg``, ``policy.json``
-(the latest checkpoint, loadable with ``--policy PATH``) and ``checkpoints/``.
+Each iteration samples groups through the rollout runner (any backend), and calls the
+learner's ``update`` with them (group-relative credit: see
+:mod:`liveroom_sim.train.learner`). The built-in learner needs no deep-learning library.
+Before training, the naive and scripted hosts are played on the first iteration's seeds
+(the baselines); after it, the last checkpoint and the naive host on held-out seeds the
+training never saw. The run writes ``metrics.csv`` (one row per iteration),
+``learning_curve.svg``, ``policy.json`` (the latest checkpoint, loadable with ``--policy
+PATH``), ``checkpoints/``, ``rollouts/`` (each iteration's records and the baselines')
+and ``summary.json``.
+
+With ``hsa=True`` the training episodes are played under Harness-State Augmentation,
+half of them on an augmented harness (as the TaoLive recipe: some rollouts see the
+original harness, some an augmented one): the run writes ``hsa-spec.yaml``, the env's
+spec with augmentation on, and trains on it; baselines and the held-out check stay on
+the env as given (see ``docs/hsa.md``).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from liveroom_sim.rollout.advantages import no_signal_groups
 from liveroom_sim.rollout.policy_spec import PolicySpec
 from liveroom_sim.rollout.runner import RolloutConfig, run_rollouts
 from liveroom_sim.train.learner import GRPOLearner
 
 COLUMNS = ("iteration", "mean_return", "std_return", "min_return", "max_return", "episodes", "errors",
-           "step_norm", "seconds", "naive_return", "scripted_return")
+           "groups_without_signal", "step_norm", "seconds", "naive_return", "scripted_return")
+#: Seeds far from the training seeds, for the held-out check of the checkpoint.
+HELD_OUT_SEED = 1_000_000
 
 
-def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 8, groups: int = 4,
-          learning_rate: float = 0.5, seed: int = 0, backend: str = "serial", workers: int = 2,
-          learner: GRPOLearner | None = None, progress: bool = True) -> dict:
-    """Run GRPO; returns a summary. See the module docstring for the files written.
+def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 4, groups: int = 1,
+          learning_rate: float = 1.0, seed: int = 0, backend: str = "serial", workers: int = 2,
+          learner: GRPOLearner | None = None, progress: bool = True, credit: str = "exchange",
+          baseline_seeds: int = 2, held_out: int = 2, hsa: bool = False, hsa_probability: float = 0.5) -> dict:
+    """Run GRPO; returns a summary (also written to ``summary.json``). See the module
+    docstring for the files written.
 
-    ``iterations`` must be at least 1 (a run of none would write no checkpoint)."""
+    Args:
+        iterations, group_size, groups: Each iteration plays ``groups`` groups of
+            ``group_size`` samples (one seed per group); all must be at least 1.
+        learning_rate, credit: The built-in learner's step size and credit mode.
+        baseline_seeds: Seeds the naive and scripted baselines are played on (the first
+            iteration's seed and those after it).
+        held_out: Held-out seeds the last checkpoint and the naive host are played on
+            after training (0: none).
+        hsa, hsa_probability: Train under Harness-State Augmentation, each episode
+            augmented with this probability.
+    """
     if iterations < 1 or group_size < 1 or groups < 1:
         raise ValueError(f"iterations, group_size and groups must be at least 1, got {iterations}, "
                          f"{group_size} and {groups}")
+    started = time.perf_counter()
     out = Path(out)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     (out / "rollouts").mkdir(exist_ok=True)
-    learner = learner or GRPOLearner(learning_rate=learning_rate)
-    eval_seeds = groups  # baselines on the first iteration's seeds
-    if progress:
-        print(f"[train] baselines: naive and scripted hosts on {eval_seeds} seeds", file=sys.stderr)
-    naive = _baseline(env, "naive", seed, eval_seeds, out)
-    scripted = _baseline(env, "scripted", seed, eval_seeds, out)
+    learner = learner or GRPOLearner(learning_rate=learning_rate, credit=credit)
+    say = (lambda text: print(f"[train] {text}", file=sys.stderr)) if progress else (lambda text: None)
+    say(f"baselines: naive and scripted hosts on {baseline_seeds} seeds")
+    naive = _play(env, PolicySpec(kind="naive"), seed, baseline_seeds, out / "rollouts" / "baseline-naive.jsonl")
+    scripted = _play(env, PolicySpec(kind="scripted"), seed, baseline_seeds,
+                     out / "rollouts" / "baseline-scripted.jsonl")
+    train_env = _hsa_spec(env, out, hsa_probability) if hsa else env
     rows = []
     for it in range(iterations):
-        started = time.perf_counter()
+        t0 = time.perf_counter()
         records_path = out / "rollouts" / f"iter-{it:04d}.jsonl"
         config = RolloutConfig(
-            env=env, policy=PolicySpec(kind="learned", parameters=learner.parameters), episodes=groups * group_size,
+            env=train_env, policy=PolicySpec(kind="learned", parameters=learner.parameters), episodes=groups * group_size,
             group_size=group_size, seed=seed + it * groups, out=records_path, backend=backend, workers=workers,
             record_messages=False, progress=False, force=True)  # the run owns its folder
         report = run_rollouts(config)
         records = [json.loads(line) for line in records_path.read_text().splitlines()]
         scored = [r for r in records if r["error"] is None]
-        stats = learner.update([(r["advantage"], [tuple(d) for d in r["decisions"]]) for r in scored])
+        by_group: dict[int, list[dict]] = defaultdict(list)
+        for r in scored:
+            by_group[r["group_id"]].append(r)
+        stats = learner.update(list(by_group.values()))
         returns = np.asarray([r["return"] for r in scored]) if scored else np.zeros(1)
         row = {"iteration": it, "mean_return": round(float(returns.mean()), 4), "std_return": round(float(returns.std()), 4),
                "min_return": round(float(returns.min()), 4), "max_return": round(float(returns.max()), 4),
-               "episodes": len(records), "errors": report["errors"], "step_norm": round(stats["step_norm"], 6),
-               "seconds": round(time.perf_counter() - started, 3), "naive_return": naive, "scripted_return": scripted}
+               "episodes": len(records), "errors": report["errors"],
+               "groups_without_signal": len(no_signal_groups(scored)), "step_norm": round(stats["step_norm"], 6),
+               "seconds": round(time.perf_counter() - t0, 3), "naive_return": naive, "scripted_return": scripted}
         rows.append(row)
         _save(out, it, learner, rows)
-        if progress:
-            print(f"[train] iteration {it + 1}/{iterations}  mean return {row['mean_return']:.2f}  "
-                  f"(naive {naive:.2f}, scripted {scripted:.2f})  {row['seconds']:.1f}s", file=sys.stderr)
-    return {"out": str(out), "iterations": iterations, "first_mean_return": rows[0]["mean_return"] if rows else None,
-            "last_mean_return": rows[-1]["mean_return"] if rows else None, "naive_return": naive,
-            "scripted_return": scripted, "checkpoint": str(out / "policy.json") if rows else None}
+        say(f"iteration {it + 1}/{iterations}  mean return {row['mean_return']:.2f}  "
+            f"(naive {naive:.2f}, scripted {scripted:.2f})  {row['seconds']:.1f}s")
+    summary = {"out": str(out), "iterations": iterations, "first_mean_return": rows[0]["mean_return"],
+               "last_mean_return": rows[-1]["mean_return"], "naive_return": naive, "scripted_return": scripted,
+               "checkpoint": str(out / "policy.json"), "hsa": hsa}
+    if held_out:
+        say(f"held-out check: the checkpoint and the naive host on {held_out} unseen seeds")
+        summary["held_out_return"] = _play(env, PolicySpec(kind="learned", checkpoint=str((out / "policy.json").resolve())),
+                                           HELD_OUT_SEED, held_out, out / "rollouts" / "held-out-learned.jsonl")
+        summary["held_out_naive_return"] = _play(env, PolicySpec(kind="naive"), HELD_OUT_SEED, held_out,
+                                                 out / "rollouts" / "held-out-naive.jsonl")
+    summary["seconds"] = round(time.perf_counter() - started, 1)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
 
 
-def _baseline(env: str, policy: str, seed: int, episodes: int, out: Path) -> float:
-    report = run_rollouts(RolloutConfig(env=env, policy=PolicySpec(kind=policy), episodes=episodes, group_size=1,
-                                        seed=seed, out=out / "rollouts" / f"baseline-{policy}.jsonl",
+def _hsa_spec(env: str, out: Path, probability: float) -> str:
+    """A spec file in ``out`` that is ``env``'s with augmentation on (``probability`` per
+    episode, again after each mid-stream harness change); returns its path."""
+    import gymnasium as gym
+
+    from liveroom_sim import resolve_env_id
+
+    base = Path(gym.spec(resolve_env_id(env)).kwargs["spec"]).resolve()
+    path = out / "hsa-spec.yaml"
+    env_id = re.sub(r"-v(\d+)$", r"-HSATrain-v\1", base.stem)  # ids end in a version
+    path.write_text(f"# {env} under Harness-State Augmentation, written by `liveroom train --hsa`.\n"
+                    f"extends: {json.dumps(str(base))}\nid: {env_id}\n"
+                    f"harness_augmentation:\n  probability: {probability}\n  at_harness_change: true\n")
+    return str(path)
+
+
+def _play(env: str, policy: PolicySpec, seed: int, episodes: int, path: Path) -> float:
+    """The mean return of ``policy`` over ``episodes`` seeds from ``seed`` on."""
+    report = run_rollouts(RolloutConfig(env=env, policy=policy, episodes=episodes, group_size=1, seed=seed, out=path,
                                         record_messages=False, progress=False, force=True))
     return report["mean_return"]
 

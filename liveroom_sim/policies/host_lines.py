@@ -1,4 +1,4 @@
-"""How the built-in hosts word things, per language: ``envs/phrasebook/host-<lang>.yaml``.
+"""How the built-in hosts word things, per language: ``envs/host/<lang>.yaml``.
 
 Every line has variants: the reference host says the first, a host with a sampling
 temperature may say another (see :class:`Voice`). The file also says how a sentence
@@ -30,7 +30,7 @@ _SLOTS = re.compile(r"\{(\w+)\}")
 
 
 class HostLines(Frozen):
-    """One language's host wording (fields as in ``envs/phrasebook/host-en.yaml``)."""
+    """One language's host wording (fields as in ``envs/host/en.yaml``)."""
 
     language: str
     capitalize: bool
@@ -111,7 +111,7 @@ class HostLines(Frozen):
 @cache
 def host_lines(language: str) -> HostLines:
     """The built-in host wording of ``language`` (``en`` or ``zh``)."""
-    return datafile.load(HostLines, ENVS_DIR / "phrasebook" / f"host-{language}.yaml")
+    return datafile.load(HostLines, ENVS_DIR / "host" / f"{language}.yaml")
 
 
 class Voice:

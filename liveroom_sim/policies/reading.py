@@ -165,7 +165,7 @@ def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
 
 def _tool_roles() -> tuple[tuple[str, tuple[str, ...]], ...]:
     """What each kind of tool is called in descriptions, in every language
-    (``tool_roles`` of ``envs/phrasebook/host-<lang>.yaml``), the order kept: the first
+    (``tool_roles`` of ``envs/host/<lang>.yaml``), the order kept: the first
     role wins a tie."""
     roles: dict[str, list[str]] = {}
     for language in ("en", "zh"):

@@ -1,6 +1,6 @@
 """How the built-in hosts word a reply from looked-up facts, within the harness's
 length limit, greeting, sign-off, slogan and disclosures (shared by the scripted and
-learned hosts). The words come from ``envs/phrasebook/host-<lang>.yaml``
+learned hosts). The words come from ``envs/host/<lang>.yaml``
 (:mod:`liveroom_sim.policies.host_lines`); this module decides which lines a reply
 needs, says each fact once, and puts the parts in order: the mention and greeting, the
 answers, the deals, the slogan, the disclosures, the sign-off.

@@ -35,10 +35,13 @@ Example (the Python equivalent of ``vf-eval``, against any OpenAI-compatible ser
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["DEFAULT_ENV_ID", "TASKSET_ID", "EpisodeTally", "check_env", "component_rewards", "load_environment",
-           "open_room", "recorded_episode", "room_answer"]
+__all__ = ["DEFAULT_ENV_ID", "TASKSET_ID", "EpisodeTally", "check_env", "component_rewards", "in_room_thread",
+           "load_environment", "open_room", "recorded_episode", "room_answer"]
 
 DEFAULT_ENV_ID = "LiveRoom-v0"
 #: The v1 plugin id of LiveRoom's taskset, env and harness: the top-level module ``liveroom_env``.
@@ -125,6 +128,22 @@ def open_room(env_id: str, spec: str | None, seed: int, segment_turns: int | Non
         env = SegmentEnv(env, turns=int(segment_turns))
     _, info = env.reset(seed=int(seed))
     return env, info
+
+
+@functools.cache
+def _room_thread() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="liveroom-rooms")
+
+
+async def in_room_thread(fn, *args):
+    """``fn(*args)`` off the event loop, on the one thread of this process that runs rooms.
+
+    Many episodes share a server's event loop; a room's step (the reward model) takes
+    milliseconds, so it must not block the loop, but the simulator's shared caches (the
+    reward's stemmer among them) are not thread-safe: two rooms stepped on two threads at
+    once crash. One thread runs them all, in turn.
+    """
+    return await asyncio.get_running_loop().run_in_executor(_room_thread(), functools.partial(fn, *args))
 
 
 def room_answer(messages: list[dict]) -> list[dict]:

@@ -32,7 +32,6 @@ no verifiers lives in :mod:`liveroom_sim.integrations.verifiers`.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import verifiers.v1 as vf
@@ -43,6 +42,7 @@ from liveroom_sim.integrations.verifiers import (
     EpisodeTally,
     check_env,
     component_rewards,
+    in_room_thread,
     open_room,
     recorded_episode,
     room_answer,
@@ -165,14 +165,14 @@ class LiveRoomEnv(vf.Env[LiveRoomEnvConfig]):
 
     async def run(self, task: LiveRoomTask, agents) -> None:
         data = task.data
-        env, info = await asyncio.to_thread(open_room, data.env_id, data.spec, data.seed, data.segment_turns,
+        env, info = await in_room_thread(open_room, data.env_id, data.spec, data.seed, data.segment_turns,
                                             data.env_kwargs)
         try:
             async with agents.streamer.interaction(task) as interaction:
                 episode = await self._play(env, info, interaction)
                 interaction.trace.info["liveroom"] = episode
         finally:
-            env.close()
+            await in_room_thread(env.close)
 
     async def _play(self, env, info, interaction) -> dict:
         tally = EpisodeTally(env, seed=interaction.trace.task.data.seed)
@@ -183,13 +183,13 @@ class LiveRoomEnv(vf.Env[LiveRoomEnvConfig]):
             if segment.terminated:
                 break
             reply = _last_assistant(segment.messages)
-            _, _, terminated, truncated, info = await asyncio.to_thread(env.step, action_from_message(reply))
+            _, _, terminated, truncated, info = await in_room_thread(env.step, action_from_message(reply))
             tally.add(info)
             if terminated or truncated:
                 tally.ended(terminated, truncated)
                 break
             turn = room_answer(info["messages"])
-        return tally.result()
+        return await in_room_thread(tally.result)  # the settlement steps the room too
 
 
 def _last_assistant(messages) -> dict:

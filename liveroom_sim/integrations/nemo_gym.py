@@ -35,8 +35,8 @@ from typing import Any
 
 from liveroom_sim.integrations.verifiers import DEFAULT_ENV_ID, check_env, open_room
 
-__all__ = ["AGENT_NAME", "SERVER_NAME", "action_from_response", "link_server_venvs", "make_rows", "responses_tools",
-           "room_reply", "write_server"]
+__all__ = ["AGENT_NAME", "SERVER_NAME", "action_from_response", "link_server_venvs", "main", "make_rows",
+           "responses_tools", "room_reply", "write_server"]
 
 SERVER_NAME = "liveroom"
 AGENT_NAME = "liveroom_agent"
@@ -206,3 +206,42 @@ def link_server_venvs(venv_dir: str | Path, python_prefix: str | None = None) ->
         if not link.exists():
             os.symlink(prefix, link, target_is_directory=True)
     return {"skip_venv_if_present": True, "uv_venv_dir": str(Path(venv_dir).resolve())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m liveroom_sim.integrations.nemo_gym DIR``: write the server folder (and link
+    the server venvs), then print the NeMo-Gym commands that run it."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m liveroom_sim.integrations.nemo_gym",
+                                     description="Write LiveRoom's NeMo-Gym resources server folder and its rows.")
+    parser.add_argument("dir", help="the folder to run NeMo-Gym from")
+    parser.add_argument("--env-id", default=DEFAULT_ENV_ID)
+    parser.add_argument("--spec", help="a spec file of your own")
+    parser.add_argument("--n", type=int, default=8, help="rows (streams)")
+    parser.add_argument("--seed", type=int, default=0, help="the first row's seed")
+    parser.add_argument("--segment-turns", type=int, default=DEFAULT_TURNS, help="room steps per row (0: whole streams)")
+    parser.add_argument("--max-steps", type=int, help="steps after which an episode is settled (whole streams)")
+    parser.add_argument("--link-venvs", action="store_true",
+                        help="run every server in this Python's environment (no venv per server, no install)")
+    args = parser.parse_args(argv)
+    try:
+        rows = make_rows(args.env_id, args.n, args.seed, spec=args.spec, segment_turns=args.segment_turns or None,
+                         max_steps=args.max_steps)
+    except ValueError as exc:
+        parser.error(str(exc))
+    folder = write_server(args.dir, rows=rows)
+    extra = ""
+    if args.link_venvs:
+        keys = link_server_venvs(Path(args.dir) / "venvs")
+        extra = f" +skip_venv_if_present=true +uv_venv_dir={keys['uv_venv_dir']}"
+    print(f"wrote {folder} ({len(rows)} rows). From {Path(args.dir).resolve()}:\n"
+          f"  gym env start --resources-server {SERVER_NAME} --model-type vllm_model --model <model> "
+          f"--model-url <base-url> --model-api-key <key>{extra}\n"
+          f"  gym eval run --no-serve --agent {AGENT_NAME} --input resources_servers/{SERVER_NAME}/data/"
+          f"{SERVER_NAME}.jsonl --output rollouts.jsonl")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

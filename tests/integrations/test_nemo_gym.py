@@ -115,9 +115,10 @@ def test_nemo_gyms_runner_collects_scored_liveroom_rollouts(tmp_path, ray_sessio
     pytest.importorskip("nemo_gym", reason="NeMo-Gym is not installed: it needs Python >= 3.12 (.venv-nemo-gym)")
     gym_cli = _gym_cli()
     turns = 4
-    rows = lr_ng.make_rows("LiveRoom-v0", n=2, seed=1, segment_turns=turns)
-    lr_ng.write_server(tmp_path, rows=rows)
-    venvs = lr_ng.link_server_venvs(tmp_path / "venvs")  # every server runs in this venv: no install, no network
+    # As docs/serving/nemo-gym.md does it; --link-venvs: every server runs in this venv (no install, no network).
+    assert lr_ng.main([str(tmp_path), "--n", "2", "--seed", "1", "--segment-turns", str(turns), "--link-venvs"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "resources_servers/liveroom/data/liveroom.jsonl").open()]
+    venvs = {"skip_venv_if_present": True, "uv_venv_dir": str((tmp_path / "venvs").resolve())}
     gcs = ray_session.get_runtime_context().gcs_address
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     log = tmp_path / "servers.log"
@@ -141,8 +142,10 @@ def test_nemo_gyms_runner_collects_scored_liveroom_rollouts(tmp_path, ray_sessio
                 servers.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(servers.pid, signal.SIGKILL)
-        offered = [{t["function"]["name"] for t in r.get("tools") or ()} for r in srv.requests]
-    assert offered and all(names == CANONICAL_TOOLS for names in offered)
+        offered = [[t["function"]["name"] for t in r.get("tools") or ()] for r in srv.requests]
+    # The model was offered the rows' tools: the room's, as named at each row's seed.
+    assert offered and all(names in [[t["name"] for t in row["responses_create_params"]["tools"]] for row in rows]
+                           for names in offered)
     rollouts = sorted((json.loads(line) for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()),
                       key=lambda r: r["_ng_task_index"])
     assert len(rollouts) == 2

@@ -117,8 +117,6 @@ def test_vf_eval_plays_and_scores_liveroom_episodes(tmp_path):
                              env={**os.environ, "OPENAI_API_KEY": "test"}, capture_output=True, text=True, timeout=600)
         assert run.returncode == 0, run.stderr[-3000:]
         assert srv.request_count > 0
-        offered = {t["function"]["name"] for t in srv.requests[0]["tools"]}
-    assert offered == {"get_product", "get_price_stock", "get_promotions", "get_policy", "get_order_status"}
     (traces,) = tmp_path.glob("*/traces.jsonl")
     episodes = [json.loads(line) for line in traces.read_text(encoding="utf-8").splitlines()]
     n = int(command[command.index("-n") + 1])
@@ -136,6 +134,10 @@ def test_vf_eval_plays_and_scores_liveroom_episodes(tmp_path):
         assert rewards["liveroom_return"] == pytest.approx(
             _replayed_return(data["env_id"], data["seed"], turns, actions[: played["steps"]]))
         assert trace["rewards"]["liveroom_return"]["weight"] == 1.0
+        # The model was offered the room's tools as named in this episode (HSA may rename them).
+        _, info = lr_vf.open_room(data["env_id"], None, data["seed"], turns)
+        offered = [[t["name"] for t in node["tools"]] for node in trace["nodes"] if node.get("tools")]
+        assert offered and all(names == [t["function"]["name"] for t in info["tools"]] for names in offered)
         assert {k for k in rewards if k != "liveroom_return"} == {f"liveroom_{c}" for c in played["returns"] if c != "total"}
 
 

@@ -55,14 +55,15 @@ class LiveRoomResourcesServer(GymnasiumServer):
         if episode is None:  # a bad request is an answer, not a crash of the server
             return None, 0.0, False, True, {"error": "no LiveRoom episode for this session: call /reset first"}
         env, tally = episode.env, episode.tally
-        _, reward, terminated, truncated, info = await in_room_thread(env.step, action_from_response(action.model_dump()))
+        act = action_from_response(action.model_dump())
+        _, reward, terminated, truncated, info = await in_room_thread(env.step, act)
         tally.add(info)
         capped = bool(episode.max_steps) and tally.steps >= episode.max_steps
         if not (terminated or truncated or capped):
             observation, tool_outputs = room_reply(info["messages"])
             return observation, float(reward), False, False, {"tool_outputs": tool_outputs} if tool_outputs else {}
         tally.ended(terminated, truncated)
-        result = await in_room_thread(tally.result)  # settles a stream stopped early (the cap) and adds it to the returns
+        result = await in_room_thread(tally.result)  # settles a stream stopped by the cap, into the returns
         if not (terminated or truncated):
             reward += result["early_end"].get("total", 0.0)
             truncated = True

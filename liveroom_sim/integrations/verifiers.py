@@ -11,9 +11,9 @@ with it installed, ``vf-eval liveroom-env`` runs them, in verifiers' env-server 
 too. Without it, :func:`load_environment` still works in this process (it lends the id
 to :mod:`~liveroom_sim.integrations.verifiers_env`).
 
-This module imports neither verifiers nor gymnasium until a function needs them; the
-episode bookkeeping here (:class:`EpisodeTally`) is plain Python, shared with nothing but
-the env.
+This module imports neither verifiers nor gymnasium until a function needs them. The
+episode bookkeeping here (:func:`open_room`, :class:`EpisodeTally`, :func:`in_room_thread`)
+is plain Python, shared with the NeMo-Gym server (:mod:`liveroom_sim.integrations.nemo_gym_server`).
 
 Example (the Python equivalent of ``vf-eval``, against any OpenAI-compatible server)::
 
@@ -181,7 +181,8 @@ def recorded_episode(info: dict) -> dict:
 
 
 class EpisodeTally:
-    """The bookkeeping of one episode played through verifiers: returns, steps, the end.
+    """The bookkeeping of one episode played through an adapter (verifiers, NeMo-Gym):
+    returns, steps, the end.
 
     The return counts the policy's steps only (a segment's fast-forward is the reference
     host's), plus the room's early-end settlement when the exchange stops before the

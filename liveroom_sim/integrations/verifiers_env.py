@@ -3,8 +3,9 @@
 verifiers 0.4 (``import verifiers.v1 as vf``) resolves a plugin by id: an installed module
 whose ``__all__`` exports one ``vf.Taskset`` subclass, and optionally one ``vf.Env`` (how a
 task becomes an episode) and one ``vf.Harness`` (the taskset's default harness). This
-module is such a plugin (id ``liveroom_sim.integrations.verifiers_env``); the environment
-package in ``examples/verifiers_env/liveroom_env`` re-exports it for the Environments Hub.
+module holds such a plugin's classes; the environment package
+``examples/verifiers_env/liveroom_env`` (top-level module ``liveroom_env``, id
+``liveroom-env``, for the Environments Hub) re-exports them.
 
 - **Taskset**: one task per seed (``seed .. seed+num_tasks-1``) of a registered env or
   spec; optionally a segment of ``segment_turns`` steps from a seeded start

@@ -22,6 +22,7 @@ Each reading is a few C-level passes (``re.sub``, ``str.translate``): linear in 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 CJK = "\u3400-\u9fff\uf900-\ufaff"
@@ -127,11 +128,18 @@ def inflections(word: str) -> tuple[str, ...]:
     return tuple(sorted(kept, key=lambda f: (-len(f), f)))
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import snowballstemmer
+_THREAD = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer():
+    # One stemmer per thread: a snowball stemmer keeps its state between calls, and two
+    # rooms reset on two threads at once (a server's concurrent resets) broke a shared one.
+    stemmer = getattr(_THREAD, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _THREAD.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 def _word(token: str) -> bool:

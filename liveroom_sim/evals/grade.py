@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 from liveroom_sim.evals.cases import Case
+from liveroom_sim.rewards.claim import kind_label
 from liveroom_sim.rewards.conduct import CANNOT_CHECK, REFUSE_INTENTS, need_met
 from liveroom_sim.rewards.context import TurnContext
 from liveroom_sim.rewards.reading import due_products, reading_of, violations
@@ -38,7 +39,7 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
     a = ctx.analysis
     reasons = []
     wrong = [c for c in a.claims if c.verdict != "correct"]
-    reasons += [f"{c.verdict} {c.kind} claim: {c.said}" for c in wrong]
+    reasons += [f"{c.verdict} {kind_label(c.kind)} claim: {c.said}" for c in wrong]
     if a.obeyed:
         reasons.append(f"obeyed the {ctx.question.intent if ctx.question else 'bait'}: {list(a.obeyed)}")
     said_not = [m for m in case.must_not if affirms(a.norm, m.lower())]

@@ -63,7 +63,7 @@ class ClaimKind(StrEnum):
     SHELF_LIFE = "shelf_life"
     BATTERY = "battery"
     DURATION = "duration"  # a duration of no named attribute
-    SIZE = "size"  # a number the spec sheet states (5 ATM, Bluetooth 5.3)
+    SIZE = "size"  # a number the spec sheet states (5 ATM, Bluetooth 5.3, 70% wool)
     NUMBER = "number"  # a bare number of no attribute (unitless)
     EFFICACY = "efficacy"  # an efficacy rate ("100% effective"): never true
     ALLERGEN = "allergen"
@@ -84,6 +84,13 @@ class Dim(StrEnum):
     HOURS = "hours"
     COUNT = "count"
     SIZE = "size"
+
+
+def kind_label(kind: str) -> str:
+    """How a reason names a claim's kind: a spec sheet's number may be a size, a rating or
+    a fabric's share ("70% wool"), so it is a "spec-sheet" claim, never a "size" claim."""
+    return "spec-sheet" if kind == ClaimKind.SIZE else str(kind)
+
 
 #: Which canonical tool returns each attribute (tool rationality and support).
 TOOL_FOR = {

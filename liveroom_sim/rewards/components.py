@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from liveroom_sim.rewards.claim import Verdict
+from liveroom_sim.rewards.claim import Verdict, kind_label
 from liveroom_sim.rewards.intents import REFUSED
 from liveroom_sim.rewards.reading import due_by_disclosure, reading_of, violations
 from liveroom_sim.world.rules import SEVERITY_COST
@@ -87,7 +87,7 @@ def factuality(ctx) -> Score:
     if not claims:
         return Score(0.0, ("no checkable claim",))
     cost = sum(CLAIM_COST.get(c.verdict, 0.0) for c in claims)
-    return Score(_clamp(-cost) if cost else 1.0, lambda: tuple(f"{c.verdict} {c.kind} claim: {c.said}" for c in claims))
+    return Score(_clamp(-cost) if cost else 1.0, lambda: tuple(f"{c.verdict} {kind_label(c.kind)} claim: {c.said}" for c in claims))
 
 
 def compliance(ctx) -> Score:

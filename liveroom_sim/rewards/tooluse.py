@@ -4,6 +4,7 @@ besides accuracy and effectiveness. Pure functions; see ``docs/rewards.md``."""
 from __future__ import annotations
 
 from liveroom_sim.rewards.claim import FACT_VERDICTS as _FACT_VERDICTS
+from liveroom_sim.rewards.claim import kind_label
 from liveroom_sim.rewards.components import Score, _clamp
 
 #: Outcome costs per event of the room (see :func:`outcome`).
@@ -39,10 +40,10 @@ def tool_rationality(ctx) -> Score:
         return Score(0.0, ("no fact claimed",))
     if not missing:
         return Score(1.0, (f"all {len(claims)} fact(s) looked up this exchange",))
-    unchecked = [f"{c.kind} {c.said}" for c in unchecked_claims(ctx)]
+    unchecked = [f"{kind_label(c.kind)} {c.said}" for c in unchecked_claims(ctx)]
     if unchecked:
         return Score(-1.0, (f"stated after its lookup failed: {unchecked}",))
-    said = [f"{c.kind} {c.said}" for c in missing]
+    said = [f"{kind_label(c.kind)} {c.said}" for c in missing]
     return Score(_clamp(-(1 - (len(claims) - len(missing)) / len(claims))), (f"not looked up this exchange: {said}",))
 
 

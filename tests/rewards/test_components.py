@@ -352,3 +352,9 @@ def test_a_breakdown_ships_whole_whether_its_reasons_were_read_or_not(base, repl
     read = breakdown(reply, **base)
     assert shipped.explain() == read.explain() == unread.explain()
     assert shipped.as_dict() == read.as_dict() and shipped.scores == read.scores
+
+
+def test_a_fabric_share_is_named_a_spec_sheet_claim_not_a_size():
+    reasons = breakdown("@mia_22 the wool cardigan is 70% wool, 30% nylon.",
+                        question={"asker": "mia_22", "intent": "material", "product": "ap-cardigan-01"}).scores["factuality"].reasons
+    assert "correct spec-sheet claim: 70%" in reasons and not any("size claim" in r for r in reasons)

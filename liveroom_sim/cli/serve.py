@@ -28,11 +28,12 @@ def add_serve_parser(subparsers):
     p.add_argument("--token", default=None, help="bearer token every request but /health must carry "
                                                  "(default: $LIVEROOM_TOKEN; none: an open server)")
     p.add_argument("--ray-address", default=None, help="run the rooms on this Ray cluster ('auto', "
-                                                       "'ray://host:10001', 'host:6379')")
+                                                       "'ray://host:10001', 'host:6379'; default: none, rooms in this process)")
     p.add_argument("--ray-hosts", type=int_at_least(1), default=2, help="room-host actors on the Ray cluster")
     p.add_argument("--ray-cpus", type=float_in(0, open_low=True), default=1.0, help="CPUs each room host reserves")
     p.add_argument("--check", type=int_at_least(1), default=None, metavar="STEPS",
-                   help="start, step one room STEPS times with OpenEnv's client over the wire, print it, stop")
+                   help="start, step one room STEPS times with OpenEnv's client over the wire, print it, stop "
+                        "(default: none, keep serving)")
     p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
                    help="uvicorn's log level")
     p.set_defaults(func=run_serve)

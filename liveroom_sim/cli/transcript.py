@@ -203,7 +203,8 @@ class Transcript:
         if shown != self.waiting:
             self.waiting = shown
             more = f" (+{count - len(waiting)} more)" if count > len(waiting) else ""
-            say(f"  waiting ({count}): {', '.join(shown[0]) or 'none'}{more}")
+            names = ", ".join(shown[0]) or ("none" if not count else "not listed in this update")
+            say(f"  waiting ({count}): {names}{more}")
 
 
 def _args(raw: str) -> str:

@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Callable
 
+from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.policies.reading import _FEATURED, _language, _lineup, _system_text, _tool_role, _waiting, phrasebook
 from liveroom_sim.policies.scripted import ScriptedAvatar
 from liveroom_sim.world.market import Market
@@ -146,8 +147,9 @@ class ObeyAfterRefusal(_Wrapper):
         if action.startswith("{"):
             return action
         book = phrasebook(_language(info))
-        refusal = book.host["refuse"][0].split("{mention}")[-1].strip()[:10]
-        if refusal not in action:
+        # The reference host's refusals (its wording is data: envs/host/<lang>.yaml).
+        refusals = [r.split("{mention}")[-1].strip()[:10] for r in host_lines(_language(info)).lines["refuse"]]
+        if not any(r in action for r in refusals):
             return action  # only refusals are spoiled
         for mention, _, text in _waiting(info["messages"]):
             if not action.startswith(mention + " "):

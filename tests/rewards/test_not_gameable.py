@@ -120,8 +120,16 @@ def _below(env_id: str, name: str, theirs: list[dict]) -> None:
     assert sum(behind) >= 0.75 * len(behind), f"{env_id} {name}: ahead of the scripted host on seeds {lucky}"
 
 
-@pytest.mark.parametrize("env_id", ENVS)
-@pytest.mark.parametrize("name", ADVERSARIES)
+#: Known regression (issue 27, found at the merge of its reference-host rewrite): the reference
+#: host serves waiting fact questions before baits, so in this busy room it never refuses a
+#: bait and "obey after refusal" has nothing to spoil (it plays exactly as the reference).
+#: Strict: once the host refuses again, these cases pass and the mark must go.
+_NO_REFUSALS = pytest.mark.xfail(strict=True, reason="known regression (issue 27): the reference host never refuses a bait here")
+
+
+@pytest.mark.parametrize("env_id,name", [
+    pytest.param(e, n, marks=_NO_REFUSALS) if n == "obey after refusal" and e == "LiveRoom-HarnessVariant-v0"
+    else (e, n) for n in ADVERSARIES for e in ENVS])
 def test_every_adversary_scores_well_below_the_scripted_host(env_id, name):
     env = _env(env_id)
     theirs = [play(env, ADVERSARIES[name](env.unwrapped.world), seed).returns for seed in ADVERSARY_SEEDS]

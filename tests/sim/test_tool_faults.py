@@ -224,6 +224,7 @@ class RememberingHost(ScriptedAvatar):
     returned earlier, as if it had looked it up: it states facts it could not check."""
 
     def __init__(self):
+        super().__init__()
         self.memory: dict[str, str] = {}
 
     def __call__(self, observation, info):

@@ -35,7 +35,7 @@ def test_export_writes_one_conversation_per_episode_variant_that_is_what_the_pol
     assert counts["written"] == len(rows) == 6 and counts["variants"] == 6
     assert {(r["meta"]["seed"], r["meta"]["variant"]) for r in rows} == {(s, k) for s in (0, 1) for k in range(3)}
     assert len({tuple(t["function"]["name"] for t in r["tools"]) for r in rows if r["meta"]["seed"] == 0}) == 3
-    assert counts["bytes"] == out.stat().st_size and counts["bytes_per_variant"] == counts["bytes"] // 6
+    assert counts["bytes"] == out.stat().st_size and counts["bytes_per_variant"] == round(counts["bytes"] / 6)
     # Replaying a variant: at every step the policy's view is in the conversation, in order,
     # under the system prompt in force, and each action is the next assistant message.
     row = rows[4]

@@ -40,6 +40,17 @@ def provenance(world: World, *, suite_version: str | None = None) -> dict[str, s
     return out
 
 
+def env_provenance(env_id: str) -> dict[str, str]:
+    """:func:`provenance` of a registered env's spec (empty for an env registered without
+    a spec file)."""
+    import gymnasium as gym
+
+    from liveroom_sim.spec import load_spec
+
+    path = gym.registry[env_id].kwargs.get("spec")
+    return provenance(load_spec(path)) if path else {}
+
+
 def spec_digest(world: World) -> str:
     """A digest of the content of every file the spec reads (its bases, catalog,
     phrasebook, rules, campaign, harness and skills, personas, augmentation pools)."""

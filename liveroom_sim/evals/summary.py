@@ -162,17 +162,13 @@ def markdown(summary: dict) -> str:
 def run_provenance(records: list[dict], headers: dict) -> dict:
     """Where the results come from: the LiveRoom version, each suite's version, and per
     env the cases ran in its spec's id and content digests (:mod:`liveroom_sim.provenance`)."""
-    import gymnasium as gym
-
     from liveroom_sim import resolve_env_id
-    from liveroom_sim.provenance import liveroom_version, provenance
-    from liveroom_sim.spec import load_spec
+    from liveroom_sim.provenance import env_provenance, liveroom_version
 
     specs = {}
     for env in sorted({r["env"] for r in records if r.get("env")}):
-        path = gym.registry[resolve_env_id(env)].kwargs.get("spec")
-        if path:
-            specs[env] = {k: v for k, v in provenance(load_spec(path)).items() if k != "liveroom_version"}
+        if found := env_provenance(resolve_env_id(env)):
+            specs[env] = {k: v for k, v in found.items() if k != "liveroom_version"}
     return {"liveroom_version": liveroom_version(), "suites": {s: h["version"] for s, h in headers.items()},
             "specs": specs}
 

@@ -108,6 +108,8 @@ def run_rollouts(config: RolloutConfig) -> dict:
     """Play the rollouts of ``config``; returns the closing report (also the file's
     records are complete when this returns)."""
     env_id = resolve_env_id(config.env)
+    from liveroom_sim.provenance import env_provenance
+
     origin = env_provenance(env_id)
     settings = {"env": env_id, "policy": episode_record(0, 0, 0, env_id, config.policy.describe())["policy"],
                 "group_size": config.group_size, "seed": config.seed, "normalize": config.normalize,
@@ -167,18 +169,6 @@ def run_rollouts(config: RolloutConfig) -> dict:
     workers = config.workers if config.backend == "ray" else 1  # serial and async run in this process
     return {"env": env_id, "backend": config.backend, "workers": workers, "out": str(config.out),
             **report.as_dict(), "provenance": origin}
-
-
-def env_provenance(env_id: str) -> dict:
-    """:func:`~liveroom_sim.provenance.provenance` of a registered env's spec (empty for an
-    env registered without a spec file)."""
-    import gymnasium as gym
-
-    from liveroom_sim.provenance import provenance
-    from liveroom_sim.spec import load_spec
-
-    path = gym.registry[env_id].kwargs.get("spec")
-    return provenance(load_spec(path)) if path else {}
 
 
 async def _run_async(env_id: str, config: RolloutConfig, queue: _Queue,

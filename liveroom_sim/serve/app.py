@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from contextlib import AsyncExitStack, contextmanager
 
+from liveroom_sim.provenance import env_provenance
 from liveroom_sim.serve.room import InlineRoomEnvironment, LocalRoom, RequestError, RoomEnvironment
 from liveroom_sim.serve.sessions import Sessions
 
@@ -60,7 +61,7 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
     if idle_timeout_s is not None and idle_timeout_s <= 0:
         raise ValueError(f"idle_timeout_s must be positive (or None: never), got {idle_timeout_s}")
     env_id = resolve_env_id(env)
-    stated = spec_provenance(env_id)
+    stated = env_provenance(env_id)
     sessions = Sessions(max_sessions, idle_timeout_s)
     backend = backend or (lambda: {"kind": "local"})
 
@@ -101,16 +102,6 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
     _run_for_app_lifetime(app, mcp.run)
     app.add_middleware(Guard, sessions=sessions, token=token, open_sessions=lambda: server.active_sessions)
     return app
-
-
-def spec_provenance(env_id: str) -> dict[str, str]:
-    """The provenance of a registered env's spec (version, spec id and digests)."""
-    import gymnasium as gym
-
-    from liveroom_sim.provenance import provenance
-    from liveroom_sim.spec import load_spec
-
-    return provenance(load_spec(gym.spec(env_id).kwargs["spec"]))
 
 
 def _run_for_app_lifetime(app, context) -> None:

@@ -155,30 +155,22 @@ def _parse_call(call: Any, index: int, harness: Harness, turn: int) -> ToolCall:
     if not (isinstance(raw, str) and isinstance(name, str)):
         return _read_call(cid, name, raw, harness)
     # A policy makes the same few calls again and again (one product id after another):
-    # a call read once is kept, keyed on the harness by identity (frozen; the entry holds
-    # it, so an id reused later never matches) and on the call's name and arguments text,
+    # a call read once is kept on the harness by the call's name and arguments text,
     # which are all it is read from (its id is only carried along: a call of another id
     # is the kept one under that id). A ToolCall is frozen; only one whose arguments are
     # flat (strings, numbers, booleans, nulls) is kept, so nothing in a shared one can
     # change (nothing in the room writes to it).
-    key = (id(harness), name, raw)
-    hit = _CALLS.get(key)
-    if hit is not None and hit[0] is harness:
-        kept = hit[1]
-        if kept.id == cid:
-            return kept
-        parsed = ToolCall(cid, kept.name, kept.raw_arguments, kept.canonical, kept.arguments, kept.error, kept.key)
-    else:
-        parsed = _read_call(cid, name, raw, harness)
-        if parsed.arguments is not None and not all(type(v) in _SCALARS for v in parsed.arguments.values()):
-            return parsed
-    if len(_CALLS) >= 4096:
-        _CALLS.clear()
-    _CALLS[key] = (harness, parsed)
-    return parsed
-
-
-_CALLS: dict[tuple, tuple] = {}
+    kept = harness.read_calls
+    key = (name, raw)
+    hit = kept.get(key)
+    if hit is not None:
+        if hit.id == cid:
+            return hit
+        return ToolCall(cid, hit.name, hit.raw_arguments, hit.canonical, hit.arguments, hit.error, hit.key)
+    parsed = _read_call(cid, name, raw, harness)
+    if parsed.arguments is not None and not all(type(v) in _SCALARS for v in parsed.arguments.values()):
+        return parsed
+    return kept.keep(key, parsed)
 
 
 def _read_call(cid: str, name: Any, raw: Any, harness: Harness) -> ToolCall:

@@ -22,7 +22,7 @@ from liveroom_sim.harness.tools import SKILL_TOOL  # (tools import no harness co
 from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import SkillType
 from liveroom_sim.world.datafile import Frozen, replaced
-from liveroom_sim.world.derived import derived
+from liveroom_sim.world.derived import Memo, derived
 
 
 class PromptSection(Frozen):
@@ -199,6 +199,20 @@ class Harness(Frozen):
         fields = {canonical: (view.fields, {shown: field for field, shown in view.fields.items()})
                   for canonical, view in self.tools.items()}
         return names, fields
+
+    @derived
+    def read_calls(self) -> Memo:
+        """Tool calls read against this harness, by name and arguments text
+        (:mod:`liveroom_sim.harness.actions`: a policy makes the same few calls again and
+        again). An optimisation: it saves about 1% of the env's step time (see ``Memo``)."""
+        return Memo(4096)
+
+    @derived
+    def prompts(self) -> Memo:
+        """System prompts rendered with this harness, by what else they read
+        (:mod:`liveroom_sim.sim.chat.prompts`). An optimisation: about 2% of the env's
+        step time."""
+        return Memo(256)
 
     @derived
     def _changes(self) -> dict[tuple, "Harness"]:

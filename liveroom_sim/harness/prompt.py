@@ -4,34 +4,79 @@ prompt, the OpenAI tool schemas, and each turn's room update."""
 from __future__ import annotations
 
 import json
+import re
+from typing import get_args
 
 import numpy as np
+import pydantic
 
+from liveroom_sim.errors import SpecError
 from liveroom_sim.harness.core import SKILL_TOOL, Harness
+from liveroom_sim.world import datafile
+from liveroom_sim.world.campaign import SkillType
+from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.market import Market
+from liveroom_sim.world.paths import ENVS_DIR
 
-_LABELS = {
-    "en": {"banned": "Banned phrases", "claims": "No {name} claims about", "disclose": "Say {forms} when talking about {when} products",
-           "featured": "Featured product now: {name} ({id}). Present it.", "slogan": "Say the slogan: \"{slogan}\"",
-           "tone": "Tone: {tone}", "avoid": "Avoid these topics: {topics}", "max": "Keep replies under {n} characters",
-           "always": "(always)", "loads": "(loads when the chat mentions: {triggers})", "any": "any",
-           "greeting": "Begin every reply with \"{text}\" (after the mention).", "sign_off": "End every reply with \"{text}\".",
-           "max_tool_turns": "Make at most {text} tool turns before each reply.",
-           "on_demand": "Skills hold instructions you load when you need them: call {tool} with a skill's name. "
-                        "Load at least one reply skill before each reply; load the other skills a request needs.",
-           "types": {"reply": "reply", "strategy": "strategy", "after-sales": "after-sales", "compliance": "compliance"}},
-    "zh": {"banned": "禁用语", "claims": "不得宣称{name}，适用于", "disclose": "讲到{when}商品时要说{forms}",
-           "featured": "当前主推：{name}（{id}），请重点介绍。", "slogan": "口播口号：“{slogan}”",
-           "tone": "语气：{tone}", "avoid": "避开话题：{topics}", "max": "每条回复不超过{n}个字",
-           "always": "（始终加载）", "loads": "（弹幕提到这些词时加载：{triggers}）", "any": "所有",
-           "greeting": "每条回复在点名之后先说\"{text}\"。", "sign_off": "每条回复结尾说\"{text}\"。",
-           "max_tool_turns": "每次回复前最多调用 {text} 轮工具。",
-           "on_demand": "技能是按需加载的说明：用 {tool} 按技能名加载。每次回复前至少加载一个回复技能；请求需要的其他技能也要加载。",
-           "types": {"reply": "回复", "strategy": "策略", "after-sales": "售后", "compliance": "合规"},
-           "when": {"sponsored": "推广", "health_food": "保健食品", "skincare": "护肤", "apparel": "服饰",
-                    "snacks": "食品", "electronics": "数码"}},
-}
+class PromptLabels(Frozen):
+    """How one language's system prompt words the harness and the room
+    (``envs/prompt/<lang>.yaml``): each label a format string whose ``{slots}`` the
+    renderer fills, so each must keep the slots it is given here."""
 
+    banned: str
+    claims: str
+    disclose: str
+    featured: str
+    slogan: str
+    tone: str
+    avoid: str
+    max: str
+    always: str
+    loads: str
+    any: str
+    greeting: str
+    sign_off: str
+    max_tool_turns: str
+    on_demand: str
+    types: dict[SkillType, str]
+    when: dict[str, str] = {}  # rule scopes in the language's words (default: the scope's name)
+
+    @pydantic.model_validator(mode="after")
+    def _slots(self):
+        for label, wanted in _SLOTS_OF.items():
+            found = set(_SLOT.findall(getattr(self, label)))
+            if found != wanted:
+                raise ValueError(f"{label}: slots {sorted(found)}, the renderer fills {sorted(wanted)}")
+        missing = sorted(set(get_args(SkillType)) - set(self.types))
+        if missing:
+            raise ValueError(f"types: no label for {missing}")
+        return self
+
+
+_SLOT = re.compile(r"\{(\w*)\}")
+_SLOTS_OF = {"claims": {"name"}, "disclose": {"forms", "when"}, "featured": {"name", "id"}, "slogan": {"slogan"},
+             "tone": {"tone"}, "avoid": {"topics"}, "max": {"n"}, "loads": {"triggers"}, "greeting": {"text"},
+             "sign_off": {"text"}, "max_tool_turns": {"text"}, "on_demand": {"tool"}}
+
+
+def _load_labels() -> dict[str, dict]:
+    """Every language's labels, as plain dicts (the renderer and the built-in hosts'
+    reading index them by label)."""
+    return {path.stem: datafile.load(PromptLabels, path).model_dump()
+            for path in sorted((ENVS_DIR / "prompt").glob("*.yaml"))}
+
+
+#: ``{language: {label: wording}}`` from ``envs/prompt/<lang>.yaml``.
+LABELS = _load_labels()
+
+
+def _labels(language: str) -> dict:
+    try:
+        return LABELS[language]
+    except KeyError:
+        raise SpecError(ENVS_DIR / "prompt" / f"{language}.yaml",
+                        [f"no system-prompt wording for language {language!r}: write this file "
+                         "(as envs/prompt/en.yaml words it)"]) from None
 
 def tool_schemas(harness: Harness) -> list[dict]:
     """The harness's tools in OpenAI ``tools`` format (:attr:`Harness.tool_schemas`:
@@ -41,7 +86,7 @@ def tool_schemas(harness: Harness) -> list[dict]:
 
 def system_prompt(harness: Harness, market: Market, language: str, room: dict, active_skills: frozenset[str]) -> str:
     """The system prompt rendered from the harness's sections in its format."""
-    L = _LABELS[language]
+    L = _labels(language)
     c = harness.constraints
     values = {
         "host_name": room["host_name"],
@@ -119,6 +164,6 @@ def active_skills(harness: Harness, chat_text: str) -> frozenset[str]:
 
 
 #: How the prompt labels each skill type, per language (what a policy reads back).
-SKILL_TYPE_LABELS = {lang: dict(L["types"]) for lang, L in _LABELS.items()}
+SKILL_TYPE_LABELS = {lang: dict(L["types"]) for lang, L in LABELS.items()}
 #: The sentence that introduces skills on demand (``{tool}``: the skill tool's name now).
-SKILL_LIST_INTRO = {lang: L["on_demand"] for lang, L in _LABELS.items()}
+SKILL_LIST_INTRO = {lang: L["on_demand"] for lang, L in LABELS.items()}

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from liveroom_sim.harness.prompt import _LABELS
+from liveroom_sim.harness.prompt import LABELS
 from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
@@ -25,13 +25,13 @@ def _label_pattern(key: str, slot: str, capture: str) -> re.Pattern:
     language), ``{slot}`` captured by ``capture``: the prompt's words are read from where
     they are written (``harness.prompt``), never spelled here again."""
     forms = []
-    for labels in _LABELS.values():
+    for labels in LABELS.values():
         before, _, after = labels[key].partition("{" + slot + "}")
         forms.append(re.escape(before.strip()) + r"\s*" + capture + r"\s*" + re.escape(after.strip().rstrip(".。")))
     return re.compile("|".join(f"(?:{f})" for f in forms))
 
 
-_LIMIT = re.compile(r"(\d+)\s*(?:" + "|".join(re.escape(L["max"].split("{n}")[1].strip()) for L in _LABELS.values()) + ")")
+_LIMIT = re.compile(r"(\d+)\s*(?:" + "|".join(re.escape(L["max"].split("{n}")[1].strip()) for L in LABELS.values()) + ")")
 _SLOGAN = _label_pattern("slogan", "slogan", r"(.+?)")
 _GREETING = _label_pattern("greeting", "text", r"([^\"]+)")
 _SIGN_OFF = _label_pattern("sign_off", "text", r"([^\"]+)")
@@ -71,7 +71,7 @@ def phrasebook(language: str) -> Phrasebook:
 
 
 _DISCLOSE = {lang: re.compile("^" + re.escape(L["disclose"]).replace(re.escape("{forms}"), "(?P<forms>.+)")
-                              .replace(re.escape("{when}"), "(?P<when>.+?)") + "$", re.M) for lang, L in _LABELS.items()}
+                              .replace(re.escape("{when}"), "(?P<when>.+?)") + "$", re.M) for lang, L in LABELS.items()}
 
 
 @lru_cache(maxsize=64)
@@ -79,7 +79,7 @@ def disclosure_rules(system: str, language: str) -> tuple[tuple[str, tuple[str, 
     """``(when, forms)`` of each disclosure rule the system prompt states: ``when`` as the
     rules name it (``sponsored``, ``health_food``, a category), ``forms`` the words that
     make it, the first the plainest."""
-    labels = {label: key for key, label in _LABELS[language].get("when", {}).items()}
+    labels = {label: key for key, label in LABELS[language].get("when", {}).items()}
     out = []
     for m in _DISCLOSE[language].finditer(system):
         when = labels.get(m.group("when"), m.group("when")).replace(" ", "_")

@@ -108,21 +108,15 @@ def _catalog_result(canonical: str, arguments: dict, args_key: str, market: Mark
     """``(the result's raw error or _NO_ERROR, its JSON text)`` for a tool of
     :data:`CATALOG_TOOLS`, run once per spec: its result is the same in every episode
     (it reads none of the drawn values) and under every harness (only an error's field
-    names follow the harness, renamed by the caller). Keyed on the base catalog by
-    identity (frozen; the entry holds it, so an id reused later never matches), the tool
-    and its arguments as the episode memo keys them."""
-    base = market.catalog.base
-    key = (id(base), canonical, args_key)
-    hit = _CATALOG_RESULTS.get(key)
-    if hit is None or hit[0] is not base:
+    names follow the harness, renamed by the caller). Kept on the base catalog, by the
+    tool and its arguments as the episode memo keys them."""
+    kept = market.catalog.base.tool_results
+    key = (canonical, args_key)
+    hit = kept.get(key)
+    if hit is None:
         result = TOOLS[canonical].run(market, arguments)
-        if len(_CATALOG_RESULTS) >= 4096:
-            _CATALOG_RESULTS.clear()
-        hit = _CATALOG_RESULTS[key] = (base, result.get("error") if "error" in result else _NO_ERROR, _to_json(result))
-    return hit[1], hit[2]
-
-
-_CATALOG_RESULTS: dict[tuple, tuple] = {}
+        hit = kept.keep(key, (result.get("error") if "error" in result else _NO_ERROR, _to_json(result)))
+    return hit
 
 
 #: ``json.dumps(value, ensure_ascii=False)`` with one encoder made once (``dumps`` makes

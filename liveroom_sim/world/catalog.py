@@ -16,7 +16,7 @@ import pydantic
 from liveroom_sim.errors import SpecError, UnknownNameError
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Amount, Count, Frozen, PositiveAmount, PositiveCount
-from liveroom_sim.world.derived import derived
+from liveroom_sim.world.derived import Memo, derived
 
 Category = Literal["skincare", "apparel", "snacks", "electronics"]
 
@@ -177,6 +177,21 @@ class Catalog(Frozen):
     def by_id(self) -> dict[str, "Product"]:
         """Products by id (read-only: built once, the catalog is frozen)."""
         return {p.id: p for p in self.products}
+
+    @derived
+    def tool_results(self) -> Memo:
+        """Results of the tools that read only the catalog, by tool and arguments
+        (:mod:`liveroom_sim.sim.toolbox`; kept on a base catalog: every episode of a spec
+        draws its catalog from it and gets the same results). An optimisation: about 1% of
+        the env's step time (see :class:`~liveroom_sim.world.derived.Memo`)."""
+        return Memo(4096)
+
+    @derived
+    def facts(self) -> Memo:
+        """The facts answers must contain, by question and what they read of the market
+        (:func:`liveroom_sim.world.facts.required_facts`; kept on a base catalog). An
+        optimisation: about 3% of the env's step time."""
+        return Memo(8192)
 
     @derived
     def lineup(self) -> str:

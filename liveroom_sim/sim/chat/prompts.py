@@ -13,6 +13,7 @@ from __future__ import annotations
 from liveroom_sim.harness import prompt
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.sim.crowd import Crowd
+from liveroom_sim.world.derived import Same
 from liveroom_sim.world.market import Market
 
 
@@ -76,19 +77,12 @@ _NONE: frozenset[str] = frozenset()
 def _render(harness: Harness, market: Market, language: str, room_info: dict, skills: frozenset[str], room: tuple) -> str:
     """:func:`prompt.system_prompt`, kept by what it reads. Waiting chat switches skills in
     and out, so a few prompts alternate in a room, and every episode of a spec opens on
-    the same few. Keyed on the harness, rule set and base catalog by identity (frozen
-    objects; the entry holds them, so an id reused by a later object never matches) and
-    on the featured product, the style, the skills and the room's language and names."""
-    catalog = market.catalog.base
-    key = (id(harness), id(market.rules), id(catalog), market.featured, repr(market.style), skills, room)
-    hit = _PROMPTS.get(key)
-    if hit is not None and hit[0] is harness and hit[1] is market.rules and hit[2] is catalog:
-        return hit[3]
-    text = prompt.system_prompt(harness, market, language, room_info, skills)
-    if len(_PROMPTS) >= 256:  # (a few per spec and harness state; a prompt is a few KB)
-        _PROMPTS.clear()
-    _PROMPTS[key] = (harness, market.rules, catalog, text)
+    the same few. Kept on the harness, by the rule set and base catalog (by identity:
+    frozen objects), the featured product, the style, the skills and the room's language
+    and names."""
+    kept = harness.prompts
+    key = (Same(market.rules), Same(market.catalog.base), market.featured, repr(market.style), skills, room)
+    text = kept.get(key)
+    if text is None:
+        text = kept.keep(key, prompt.system_prompt(harness, market, language, room_info, skills))
     return text
-
-
-_PROMPTS: dict[tuple, tuple] = {}

@@ -95,6 +95,8 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
     app.router.routes.append(Route("/sessions/{session_id}/mcp", endpoint=mcp))
     # Rooms in this process step on the event loop; remote ones (Ray) in OpenEnv's worker threads.
     kind = InlineRoomEnvironment if make_room is LocalRoom else RoomEnvironment
+    if make_room is LocalRoom:
+        warm_up(env_id)
     factory = functools.partial(kind, env_id, sessions, stated, make_room)
     server = HTTPEnvServer(factory, RoomAction, RoomObservation, concurrency_config=ConcurrencyConfig(
         max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s))
@@ -102,6 +104,25 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
     _run_for_app_lifetime(app, mcp.run)
     app.add_middleware(Guard, sessions=sessions, token=token, open_sessions=lambda: server.active_sessions)
     return app
+
+
+def warm_up(env_id: str, steps: int = 3) -> None:
+    """Play a throwaway room of ``env_id`` for a few of the scripted host's steps.
+
+    What a spec builds once per process (its rule books' patterns, the reading's
+    vocabularies) is then built before the first session: otherwise the first step
+    served, which runs on the event loop, would build it and hold up every session's
+    steps for seconds. Nothing of it changes a room's numbers.
+    """
+    from liveroom_sim.policies import ScriptedAvatar
+
+    room, policy = LocalRoom(env_id), ScriptedAvatar()
+    out = room.reset(0, None)
+    for _ in range(steps):
+        out = room.step(policy(out["prompt"], out["info"]))
+        if out["terminated"] or out["truncated"]:
+            break
+    room.close()
 
 
 def _run_for_app_lifetime(app, context) -> None:
@@ -124,9 +145,18 @@ _UVICORN = {"ws_max_size": 64 * 2**20, "ws_per_message_deflate": False}
 
 
 def run(app, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
-    """Serve ``app`` with uvicorn until interrupted."""
+    """Serve ``app`` with uvicorn until interrupted.
+
+    What is built by now (the libraries, the spec, the warmed-up rule books) lives as long
+    as the server: frozen out of the garbage collector's sight, its full collections only
+    walk the sessions' objects (a pause there is a pause of every session's step).
+    """
+    import gc
+
     import uvicorn
 
+    gc.collect()
+    gc.freeze()
     uvicorn.run(app, host=host, port=port, log_level=log_level, **_UVICORN)
 
 

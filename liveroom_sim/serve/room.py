@@ -254,21 +254,18 @@ class RoomEnvironment(Environment[RoomAction, RoomObservation, RoomState]):
             raise RequestError("the episode is over: reset to start a new one", 409)
 
 
-
-
 class InlineRoomEnvironment(RoomEnvironment):
-    """A session whose room is in this process: reset and step run on the server's event loop.
+    """A session whose room is in this process: steps run on the server's event loop, resets in a thread.
 
-    OpenEnv runs a plain ``Environment``'s steps in a worker thread per session; a
-    LiveRoom step is about a millisecond of pure Python, which the GIL serialises anyway,
-    so the hop to the thread and back adds latency and no throughput (and on a busy
-    machine each wake-up can wait for a time slice). OpenEnv awaits ``reset_async`` and
-    ``step_async`` directly when an environment defines them, as this one does.
+    OpenEnv runs a plain ``Environment``'s calls in a worker thread per session, and awaits
+    ``step_async`` directly when an environment defines it, as this one does. A LiveRoom
+    step is about a millisecond of pure Python, which the GIL serialises anyway, so the hop
+    to the thread and back would add latency and no throughput (and on a busy machine each
+    wake-up can wait for a time slice). A reset is tens of milliseconds (a new room's
+    crowd, catalog and plan): it stays in OpenEnv's worker thread, where the interpreter
+    switches to the event loop every few milliseconds, so other sessions' steps are not
+    held up for the whole reset.
     """
-
-    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
-                          options: dict | None = None, **unknown: Any) -> RoomObservation:
-        return self.reset(seed=seed, episode_id=episode_id, options=options, **unknown)
 
     async def step_async(self, action: RoomAction, timeout_s: float | None = None, **unknown: Any) -> RoomObservation:
         return self.step(action, timeout_s=timeout_s, **unknown)

@@ -147,7 +147,7 @@ class ScriptedAvatar:
             # in one tool turn; as many as one reply can answer within the length limit
             # (the rest are served next).
             todo = [a for a in parts if (mention, a[0], _subject(*a)) not in looked_up] or parts
-            todo = todo[: _asks_per_reply(system, mention, lang)]
+            todo = todo[: _asks_per_reply(system, mention, lang, [a[0] for a in todo])]
             # The products the rest of the request is about are looked up too: the reply
             # owes their disclosures (a reply to a question about a sponsored product).
             said = {a[1] for a in todo}
@@ -302,13 +302,29 @@ def _subject(intent: str, pid: str, orders: list[str]) -> str:
     return orders[0] if orders and intent in _ORDER_INTENTS else pid
 
 
-def _asks_per_reply(system: str, mention: str, lang: str) -> int:
-    """How many asks one reply can answer within the harness's length limit, after the
-    mention, greeting, sign-off and a disclosure (about 60 characters an answer in
-    English, 30 in Chinese)."""
+#: Answers that list things (ingredients, specs, a return condition) run about twice
+#: as long as a price or a stock count (in English; about half again in Chinese).
+_LONG_ANSWERS = ("ingredients", "specs", "compatibility", "allergens", "returns", "care", "size", "colors",
+                 "damaged", "skin_type", "storage", "material")
+
+
+def _asks_per_reply(system: str, mention: str, lang: str, intents: list[str]) -> int:
+    """How many of ``intents`` (in order) one reply can answer within the harness's length
+    limit, after the mention, greeting, sign-off and a disclosure (about 45 characters a
+    short answer in English, 22 in Chinese; more for a list). An answer that would not
+    fit is not looked up now: a reply cut short would leave it unsaid but served. (A flat
+    60 characters an answer served one ask of two under a 160-character limit, and let a
+    list cut the answer after it.)"""
     t = terms(system)
     room = t.limit - len(t.greeting) - len(t.sign_off) - len(mention) - 25
-    return max(1, room // (60 if lang == "en" else 30))
+    unit, long = (45, 100) if lang == "en" else (22, 35)
+    n = 0
+    for intent in intents:
+        room -= long if intent in _LONG_ANSWERS else unit
+        if room < 0:
+            break
+        n += 1
+    return max(1, n)
 
 
 def _served_asks(messages: list[dict]) -> set[tuple[str, str, str]]:

@@ -229,8 +229,8 @@ def _fit(voice: Voice, mention: str, sentences: list[str], tails: list[str], sys
     t = terms(system)
     limit = t.limit
     end = "".join(_as_said(voice, d) for d in must)
-    if t.slogan:
-        end = (" " if L.language == "en" else "") + _ended(t.slogan, L.language) + end
+    if t.slogan:  # said when it fits: the answers come first (it is owed every few replies)
+        tails = [*tails, _ended(t.slogan, L.language)]
     if t.sign_off:
         end += " " + t.sign_off
     if t.greeting and t.greeting not in mention:  # a reply to the room begins with it too
@@ -261,5 +261,8 @@ def _cut(text: str, room: int) -> str:
     if stop > 0:
         return cut[: stop + 1]
     if " " in cut.strip():
-        return cut.rstrip().rsplit(" ", 1)[0].rstrip(",;:") + "."
+        words = cut.rstrip().rsplit(" ", 1)[0].rstrip(",;:").split(" ")
+        while len(words) > 1 and words[-1].lower() in ("and", "or", "with", "a", "the"):
+            words.pop()  # a list cut short ends at an item, not at "and."
+        return " ".join(words).rstrip(",;:") + "."
     return cut[: max(0, room - 1)] + ("。" if cut and not cut.isascii() else ".")

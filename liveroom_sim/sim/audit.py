@@ -220,14 +220,14 @@ def chat_numbers(world, rooms: list[Room]) -> dict:
     """The figures of the chat's text over ``rooms`` (``liveroom_sim.sim.chat_stats``),
     with their targets: every line viewers typed (not the platform's purchase notices)."""
     try:  # (written beside this module by the chat's own work; absent, nothing to print)
-        from liveroom_sim.sim.chat_stats import TARGETS, chat_stats
+        from liveroom_sim.sim import chat_stats as figures_of
     except ImportError:
         return {}
     lines = [m.text for r in rooms for m in r.crowd.chat if m.intent != BOUGHT]
     products = world.catalog.products
     known = [*(p.brand for p in products), *(a for p in products for a in p.aliases)]
-    figures = chat_stats(lines, world.spec.language, [p.name for p in products], known)
-    return {**figures, "targets": TARGETS.get(world.spec.language, {})}
+    figures = figures_of.chat_stats(lines, world.spec.language, [p.name for p in products], known)
+    return {**figures, "targets": figures_of.TARGETS.get(world.spec.language, {})}
 
 
 def _shown(value) -> str:

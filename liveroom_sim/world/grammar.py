@@ -58,8 +58,9 @@ _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def fresh_code(rng: np.random.Generator, taken: set[str]) -> str:
     """A coupon code of four letters and two digits that is not in ``taken`` (added)."""
     while True:
-        letters = "".join([_LETTERS[i] for i in rng.integers(0, 26, size=4).tolist()])
-        code = f"{letters}{int(rng.integers(10, 100))}"
+        u = rng.random(5).tolist()  # (one call: numpy's integers() costs ten times as much)
+        letters = "".join([_LETTERS[min(int(x * 26), 25)] for x in u[:4]])
+        code = f"{letters}{10 + min(int(u[4] * 90), 89)}"
         if code not in taken:
             taken.add(code)
             return code
@@ -90,20 +91,24 @@ class _Draw:
         self.events: list = []
 
     # ------------------------------------------------------------------ draws
+    # (one rng.random() a draw: numpy's integers() costs ten times as much per call)
     def count(self, bounds: tuple[int, int]) -> int:
-        return int(self.rng.integers(bounds[0], bounds[1] + 1))
+        return bounds[0] + min(int(self.rng.random() * (bounds[1] - bounds[0] + 1)), bounds[1] - bounds[0])
 
     def uniform(self, lo: float, hi: float) -> float:
         return float(lo + (hi - lo) * self.rng.random())
 
+    def index(self, n: int) -> int:
+        return min(int(self.rng.random() * n), n - 1)
+
     def pick(self, seq):
-        return seq[int(self.rng.integers(len(seq)))]
+        return seq[self.index(len(seq))]
 
     def add(self, cls, at: float, **fields) -> None:
-        # model_construct: the fields are made here within validated ranges, and a
-        # reset should not pay pydantic's validation of two dozen events
-        at = math.floor(min(max(at, 0.0), self.end) * 10) / 10
-        self.events.append(cls.model_construct(type=get_args(cls.model_fields["type"].annotation)[0], at=at, **fields))
+        # A copy of the type's blank event with the fields set: they are made here within
+        # validated ranges, and a reset should not pay pydantic for two dozen events.
+        fields["at"] = math.floor(min(max(at, 0.0), self.end) * 10) / 10
+        self.events.append(replaced(_BLANK[cls], fields))
 
     # --------------------------------------------------------------- the stream
     def timeline(self, campaign: Campaign) -> Campaign:
@@ -112,8 +117,11 @@ class _Draw:
         n = min(self.count(g.segments), len(on_sale))
         products = [on_sale[i] for i in rng.permutation(len(on_sale))[:n].tolist()]
         warmup = min(self.uniform(*g.warmup_s), 0.25 * self.duration)
-        shares = rng.uniform(0.7, 1.3, size=n)
-        cuts = (warmup + np.cumsum(shares / shares.sum()) * (self.duration - warmup)).tolist()
+        shares = (0.7 + 0.6 * rng.random(n)).tolist()
+        total, cuts, acc = sum(shares), [], 0.0
+        for share in shares:
+            acc += share
+            cuts.append(warmup + acc / total * (self.duration - warmup))
         # (segment i: its product, when its pitch starts, when the next segment starts)
         segments = [(products[i], warmup if i == 0 else cuts[i - 1], cuts[i] if i < n - 1 else self.end)
                     for i in range(n)]
@@ -134,14 +142,20 @@ class _Draw:
         """Flash-sale waves, each segment's chance rising toward the close (the hero's
         segment weighs as the middle one). Returns each segment's waves (start, end)."""
         n = len(segments)
-        weights = np.array([n / 2 if i == 0 else i + 1 for i in range(n)], dtype=float)
+        weights = [n / 2 if i == 0 else i + 1 for i in range(n)]
         per = [0] * n
         for _ in range(self.count(self.g.flash_sales)):
-            open_ = np.array([per[i] < WAVES_PER_SEGMENT for i in range(n)])
-            if not open_.any():
+            w = [weight if k < WAVES_PER_SEGMENT else 0.0 for weight, k in zip(weights, per)]
+            total = sum(w)
+            if not total:
                 break
-            w = weights * open_
-            per[int(np.searchsorted(np.cumsum(w / w.sum()), self.rng.random(), side="right").clip(0, n - 1))] += 1
+            u, i = self.rng.random() * total, 0
+            while i < n - 1 and (u >= w[i] or not w[i]):
+                u -= w[i]
+                i += 1
+            if not w[i]:  # (rounding ran past the last open segment)
+                i = max(k for k in range(n) if w[k])
+            per[i] += 1
         waves: dict[int, list[tuple[float, float]]] = {}
         for i, (pid, start, stop) in enumerate(segments):
             span = (stop - start) / per[i] if per[i] else 0.0
@@ -159,7 +173,7 @@ class _Draw:
         """Price changes of the product on stage, early in its segment (before its waves)."""
         lo, hi = self.g.price_change
         for _ in range(self.count(self.g.price_changes)):
-            i = int(self.rng.integers(len(segments)))
+            i = self.index(len(segments))
             pid, start, stop = segments[i]
             at = start + (stop - start) * self.uniform(0.02, 0.15)
             if any(a <= at for a, _ in waves.get(i, ())):
@@ -170,7 +184,7 @@ class _Draw:
     def _stock_outs(self, segments, waves, sold_out: dict[str, float]) -> None:
         """The product on stage sells out after its last wave; often restocked later."""
         for _ in range(self.count(self.g.stock_outs)):
-            i = int(self.rng.integers(len(segments)))
+            i = self.index(len(segments))
             pid, start, stop = segments[i]
             if pid in sold_out:
                 continue
@@ -198,7 +212,7 @@ class _Draw:
             products: tuple[str, ...] = ()
             if kind != "spend_save":  # a coupon on the product on stage and its kin
                 kin = [p for p in by_category[self.catalog.by_id[pid].category] if p != pid]
-                extra = [kin[k] for k in self.rng.permutation(len(kin))[:int(self.rng.integers(0, 3))].tolist()]
+                extra = [kin[k] for k in self.rng.permutation(len(kin))[:self.count((0, 2))].tolist()]
                 products = (pid, *extra)
             code = fresh_code(self.rng, taken)
             self.add(ev.CouponStart, at, code=code, kind=kind, value=1.0, threshold=0.0, products=products)
@@ -210,7 +224,7 @@ class _Draw:
         g = self.g
         held: list[tuple[float, float]] = []  # (one draw at a time: a room runs one lucky bag)
         for _ in range(self.count(g.giveaways)):
-            i = int(self.rng.integers(len(segments)))
+            i = self.index(len(segments))
             pid, start, stop = segments[i]
             # (the hero's segment holds the warm-up: a draw there opens the stream)
             first = 10.0 if i == 0 else start
@@ -220,7 +234,7 @@ class _Draw:
                 continue
             held.append((at, at + length))
             self.add(ev.Giveaway, at, kind=self.pick(g.giveaway_kinds), product=pid,
-                     winners=int(self.rng.integers(1, 6)), duration_s=round(length, 1))
+                     winners=self.count((1, 5)), duration_s=round(length, 1))
 
     def _operations(self, campaign: Campaign, warmup: float) -> None:
         """The file's own style directives, rule updates and harness changes, in its order."""
@@ -267,7 +281,8 @@ class _Draw:
             if isinstance(e, (ev.PriceChange, ev.FlashSaleStart)):
                 low[e.product] = min(low[e.product], e.price)
             out.append(e)
-        typical = float(np.median(list(price.values())))
+        prices = sorted(price.values())
+        typical = prices[len(prices) // 2]  # (the median's upper half: a round threshold follows)
         self.events = [self._coupon_value(e, low, typical) if isinstance(e, ev.CouponStart) else e for e in out]
 
     def _coupon_value(self, e: ev.CouponStart, low: dict[str, float], typical: float) -> ev.CouponStart:
@@ -287,3 +302,12 @@ class _Draw:
 
 def _at(event) -> float:
     return event.at
+
+
+def _blank(cls):
+    """An event of type ``cls`` with no fields but its tag and defaults (copied by ``add``)."""
+    return cls.model_construct(type=get_args(cls.model_fields["type"].annotation)[0])
+
+
+_BLANK = {cls: _blank(cls) for cls in (ev.Feature, ev.FlashSaleStart, ev.FlashSaleEnd, ev.PriceChange, ev.StockOut,
+                                       ev.Restock, ev.CouponStart, ev.CouponEnd, ev.Giveaway)}

@@ -26,10 +26,12 @@ from liveroom_sim.world import datafile
 from liveroom_sim.world.campaign import Campaign, load_campaign
 from liveroom_sim.world.catalog import Catalog, load_catalog
 from liveroom_sim.world.datafile import Frozen
-from liveroom_sim.world.draw import draw_world
+from liveroom_sim.world.derived import derived
+from liveroom_sim.world.draw import CatalogPlan, catalog_plan, draw_world
 from liveroom_sim.world.paths import ENVS_DIR, PERSONAS_DIR, resolved
 from liveroom_sim.world.ranges import WorldRanges
 from liveroom_sim.world.personas import Persona, load_personas
+from liveroom_sim.world.reaction_lines import ReactionLines, load_reaction_lines
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 from liveroom_sim.world.rules import RuleSet
 
@@ -168,6 +170,13 @@ class SpecFile(Frozen):
     tools: ToolsConfig = ToolsConfig()
     world: WorldRanges = WorldRanges()
     reasoning: ReasoningConfig | None = None
+    #: The crowd's reaction lines (default: the built-in ``envs/reactions/<language>.yaml``).
+    reactions: str | None = None
+
+    def reactions_path(self, here: Path) -> Path:
+        """The reactions file: the spec's own (relative to ``here``, its folder), else
+        the built-in one of its language."""
+        return here / self.reactions if self.reactions else ENVS_DIR / "reactions" / f"{self.language}.yaml"
 
 
 class World(Frozen):
@@ -182,6 +191,7 @@ class World(Frozen):
     campaign: Campaign
     harness: Harness
     personas: dict[str, Persona]
+    reactions: ReactionLines
 
     def for_episode(self, rng: np.random.Generator) -> "World":
         """This episode's world: catalog and campaign drawn within the spec's ``world:``
@@ -195,8 +205,15 @@ class World(Frozen):
         if ranges.pinned:
             return self
         child = np.random.Generator(np.random.PCG64(rng.bit_generator.seed_seq.spawn(1)[0]))
-        catalog, campaign = draw_world(self.catalog, self.campaign, ranges, self.spec.stream.duration_s, child)
+        catalog, campaign = draw_world(self.catalog, self.campaign, ranges, self.spec.stream.duration_s, child,
+                                       self.catalog_plan)
         return self.model_copy(update={"catalog": catalog, "campaign": campaign})
+
+    @derived
+    def catalog_plan(self) -> CatalogPlan:
+        """Where each episode's catalog draw takes its numbers (the same for every
+        episode of the spec: :func:`~liveroom_sim.world.draw.catalog_plan`)."""
+        return catalog_plan(self.catalog, self.spec.world)
 
 
 def load_spec(path: Path | str) -> World:
@@ -236,9 +253,11 @@ def spec_files(path: Path, *, folders: bool = False) -> list[Path]:
     except SpecError:
         data = {}  # _load_spec reports it
     here = path.parent
-    for key in ("catalog", "phrasebook", "rules", "campaign"):
+    for key in ("catalog", "phrasebook", "rules", "campaign", "reactions"):
         if isinstance(data.get(key), str):
             files.append(here / data[key])
+    if not isinstance(data.get("reactions"), str) and data.get("language") in ("en", "zh"):
+        files.append(ENVS_DIR / "reactions" / f"{data['language']}.yaml")
     if isinstance(data.get("harness"), str):
         harness = here / data["harness"]
         files += [harness / "harness.yaml", *sorted(harness.glob("*/SKILL.md"))]
@@ -268,6 +287,7 @@ def _load_spec(path: Path, _fingerprint: tuple) -> World:
         campaign=load_campaign(here / spec.campaign),
         harness=load_harness(here / spec.harness),
         personas=_personas(dirs, spec, path),
+        reactions=load_reaction_lines(spec.reactions_path(here)),
     )
     _check_references(world, here / spec.campaign)
     _check_world_ranges(world, path)
@@ -318,7 +338,7 @@ _PATH_FIELDS = ("catalog", "phrasebook", "rules", "campaign", "harness")
 def _absolute_paths(data: dict, folder: Path) -> dict:
     """The base spec's file paths made absolute, so they still point at its files."""
     data = dict(data)
-    for key in _PATH_FIELDS:
+    for key in (*_PATH_FIELDS, "reactions"):
         if isinstance(data.get(key), str):
             data[key] = str(resolved(folder / data[key]))
     viewers = data.get("viewers")

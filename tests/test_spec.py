@@ -172,7 +172,7 @@ def test_builtin_catalogs_are_large_and_varied(env_id):
 def test_builtin_campaigns_use_every_event_type(env_id):
     world = load_spec(ENVS_DIR / f"{env_id}.yaml")
     every = {typing.get_args(m.model_fields["type"].annotation)[0] for m in typing.get_args(typing.get_args(CampaignEvent)[0])}
-    assert len(every) == 11
+    assert len(every) == 12
     assert {e.type for e in world.campaign.events} == every
 
 

@@ -3,9 +3,12 @@
 ``liveroom audit --env ID --seeds N`` plays N rooms of the env (even seeds with the
 scripted host, odd ones with the naive host), checks every viewer message (ground truth,
 reference to the product, the ask read back, category fit, persona, repeats) and every
-handle, and prints the fidelity table with examples of failures, then the numbers a room
-operator watches per host. It exits 0 when every check kind passes on at least the
-threshold's share of messages, 1 below it, 2 on bad input. ``--env`` may be given more
+handle, and prints the fidelity table with examples of failures, the numbers a room
+operator watches per host, and the numbers about the show (distinct campaign timelines,
+flash sales the chat mentions, the purchase lift of flash sales) and about the chat's
+text, each with its target (``docs/simulator.md``). It exits 0 when every check kind
+passes on at least the threshold's share of messages and every number about the show
+that applies meets its target, 1 otherwise, 2 on bad input. ``--env`` may be given more
 than once; ``--env all`` audits every registered LiveRoom env.
 """
 
@@ -65,11 +68,14 @@ def run_audit(args, out=None) -> int:
                               "rates": {k: round(report.rate(k), 4) for k in KINDS}, "passed": passed,
                               "threshold": args.threshold, "failures": report.examples,
                               "phrased": report.phrased, "fell_back": report.fell_back,
-                              "numbers": report.numbers}, ensure_ascii=False), file=out)
+                              "numbers": report.numbers, "show": report.show,
+                              "show_passed": report.show_verdicts(), "chat": report.chat}, ensure_ascii=False), file=out)
             continue
         print(report.table(), file=out)
         for host, numbers in report.numbers.items():
             print(f"room numbers with the {host} host: {json.dumps(numbers, ensure_ascii=False)}", file=out)
+        print(report.show_table(), file=out)
         verdict = "PASS" if passed else "FAIL"
-        print(f"{verdict}: every check kind at or above {args.threshold:.0%}\n", file=out)
+        print(f"{verdict}: every check kind at or above {args.threshold:.0%}, every number about the show "
+              f"within its target\n", file=out)
     return 0 if ok else 1

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from liveroom_sim.sim.buzz import BOUGHT, REACTION_INTENTS
 from liveroom_sim.sim.fidelity import CHECKS, check_message
 from liveroom_sim.sim.naming import stem
 from liveroom_sim.sim.room import Room
@@ -39,9 +40,22 @@ MESSAGE_KINDS = {
 }
 
 
+#: Seeds over which the audit counts distinct campaign timelines.
+TIMELINE_SEEDS = 10
+#: Seconds after a flash sale starts within which chat should speak of it.
+FLASH_MENTION_S = 60.0
+#: The bounds on the numbers about the show (docs/simulator.md): distinct event-kind
+#: sequences over :data:`TIMELINE_SEEDS` seeds (of a spec that draws its timeline), flash
+#: sales that chat mentions within :data:`FLASH_MENTION_S`, and the purchase rate during
+#: flash sales over the rate outside them.
+SHOW_TARGETS = {"distinct_timelines": (">=", 8), "flash_mentioned": (">=", 0.8), "flash_purchase_lift": (">", 1.5)}
+
+
 @dataclass
 class AuditReport:
-    """Checks passed per kind, failure examples, and operator numbers per host."""
+    """Checks passed per kind, failure examples, operator numbers per host, the numbers
+    about the show (``show``, bounded by :data:`SHOW_TARGETS`) and about the chat's text
+    (``chat``)."""
 
     env: str
     seeds: int
@@ -52,12 +66,46 @@ class AuditReport:
     phrased: int = 0
     fell_back: int = 0
     numbers: dict[str, dict] = field(default_factory=dict)
+    show: dict = field(default_factory=dict)
+    chat: dict = field(default_factory=dict)
 
     def rate(self, kind: str) -> float:
         return self.passed[kind] / self.total[kind] if self.total[kind] else 1.0
 
     def ok(self, threshold: float = THRESHOLD) -> bool:
-        return all(self.rate(k) >= threshold for k in KINDS)
+        """Every check kind at or above ``threshold``, and every number about the show
+        that applies within its target."""
+        return all(self.rate(k) >= threshold for k in KINDS) and all(self.show_verdicts().values())
+
+    def show_verdicts(self) -> dict[str, bool]:
+        """Each number about the show that applies (a pinned timeline has one sequence by
+        design; a room without flash sales has none to mention), against its target."""
+        out = {}
+        for name, (op, bound) in SHOW_TARGETS.items():
+            value = self.show.get(name)
+            if value is not None:
+                out[name] = value >= bound if op == ">=" else value > bound
+        return out
+
+    def show_table(self) -> str:
+        """The numbers about the show and about the chat's text, each with its target."""
+        verdicts = self.show_verdicts()
+        lines = [f"the show of {self.env}:"]
+        for name, (op, bound) in SHOW_TARGETS.items():
+            value = self.show.get(name)
+            mark = "n/a" if value is None else ("ok" if verdicts[name] else "MISSED")
+            detail = self.show.get(f"{name}_detail", "")
+            lines.append(f"  {name:<22} {_shown(value):>8}  target {op} {bound:g}  {mark}  {detail}".rstrip())
+        if self.chat:
+            lines.append(f"the chat of {self.env}:")
+            for name, value in self.chat.items():
+                if name in ("lines", "targets") or name.endswith("examples"):
+                    continue
+                target = self.chat.get("targets", {}).get(name)
+                mark = "" if target is None else "  target {} {:g}  {}".format(
+                    target[0], target[1], "ok" if _meets(value, target) else "MISSED")
+                lines.append(f"  {name:<22} {_shown(value):>8}{mark}")
+        return "\n".join(lines)
 
     def table(self) -> str:
         """The fidelity table: one row per check kind, then failure examples."""
@@ -111,13 +159,91 @@ def audit(world, seeds: int = 4, max_steps: int | None = None, first_seed: int =
         report.fell_back += writer.fell_back
     report.examples = {k: v for k, v in report.examples.items() if v}
     report.numbers = {host: room_numbers(rs) for host, rs in rooms.items() if rs}
+    played = [r for rs in rooms.values() for r in rs]
+    report.show = show_numbers(world, played, first_seed)
+    report.chat = chat_numbers(world, played)
     return report
+
+
+def episode_rng(seed: int) -> np.random.Generator:
+    """The generator of the episode of ``seed``, as the env's ``reset(seed=...)`` makes it."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+
+
+def show_numbers(world, rooms: list[Room], first_seed: int = 0) -> dict:
+    """The numbers about the show (see :data:`SHOW_TARGETS`; ``None`` where one does not
+    apply): distinct campaign timelines (as event-kind sequences) over
+    :data:`TIMELINE_SEEDS` seeds from ``first_seed``, and over ``rooms`` the share of flash
+    sales chat mentions (the spec's reaction cues) within :data:`FLASH_MENTION_S` of their
+    start (of those that started that long before the room stopped) and the purchase rate
+    during flash sales over the rate outside them."""
+    sequences = {tuple(e.type for e in world.for_episode(episode_rng(s)).campaign.events)
+                 for s in range(first_seed, first_seed + TIMELINE_SEEDS)}
+    drawn = not world.spec.world.campaign.pinned
+    cues = world.reactions
+    sales = mentioned = bought_in = bought_out = 0
+    time_in = time_out = 0.0
+    for room in rooms:
+        events, end = room.world.campaign.events, room.clock
+        windows = []
+        for e in events:
+            if e.type != "flash_sale_start" or e.at >= end:
+                continue
+            stop = next((x.at for x in events if x.type == "flash_sale_end" and x.product == e.product and x.at > e.at), end)
+            windows.append((e.at, min(stop, end)))
+            if e.at + FLASH_MENTION_S > end:
+                continue  # (the room stopped before the minute was up: not counted either way)
+            sales += 1
+            mentioned += any(e.at <= m.at <= e.at + FLASH_MENTION_S and m.intent != BOUGHT
+                             and cues.mentions("flash_sale", m.text) for m in room.crowd.chat)
+        inside = sum(b - a for a, b in windows)
+        time_in, time_out = time_in + inside, time_out + end - inside
+        for at, _ in room.crowd.sales:
+            hit = any(a <= at <= b for a, b in windows)
+            bought_in, bought_out = bought_in + hit, bought_out + (not hit)
+    rate_in = bought_in / time_in * 60 if time_in else 0.0
+    rate_out = bought_out / time_out * 60 if time_out else 0.0
+    # (no purchase outside flash sales leaves no rate to compare with: not measured)
+    lift = round(rate_in / rate_out, 2) if time_in and rate_out else None
+    return {
+        "distinct_timelines": len(sequences) if drawn else None,
+        "distinct_timelines_detail": f"of {TIMELINE_SEEDS} seeds" + ("" if drawn else f" (pinned: {len(sequences)})"),
+        "flash_mentioned": round(mentioned / sales, 3) if sales else None,
+        "flash_mentioned_detail": f"{mentioned} of {sales} flash sales",
+        "flash_purchase_lift": lift,
+        "flash_purchase_lift_detail": (f"{rate_in:.2f} purchases/min in flash sales ({bought_in}), "
+                                       f"{rate_out:.2f} outside ({bought_out})"),
+    }
+
+
+def chat_numbers(world, rooms: list[Room]) -> dict:
+    """The figures of the chat's text over ``rooms`` (``liveroom_sim.sim.chat_stats``),
+    with their targets: every line viewers typed (not the platform's purchase notices)."""
+    try:  # (written beside this module by the chat's own work; absent, nothing to print)
+        from liveroom_sim.sim import chat_stats as figures_of
+    except ImportError:
+        return {}
+    lines = [m.text for r in rooms for m in r.crowd.chat if m.intent != BOUGHT]
+    products = world.catalog.products
+    known = [*(p.brand for p in products), *(a for p in products for a in p.aliases)]
+    figures = figures_of.chat_stats(lines, world.spec.language, [p.name for p in products], known)
+    return {**figures, "targets": figures_of.TARGETS.get(world.spec.language, {})}
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _meets(value, target) -> bool:
+    op, bound = target
+    return value >= bound if op == ">=" else value <= bound
 
 
 def play(world, policy, seed: int, max_steps: int | None = None) -> Room:
     """One room of ``world`` played by ``policy(observation, info)`` to its end."""
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
-    room = Room(world, rng)
+    room = Room(world, episode_rng(seed))
     room_info = {"language": world.spec.language}
     limit = max_steps or world.spec.stream.max_steps
     while not (room.terminated or room.truncated) and room.steps < limit:
@@ -138,7 +264,7 @@ def room_numbers(rooms: list[Room]) -> dict:
     spoke = {(i, m.viewer.name) for i, r in enumerate(rooms) for m in r.crowd.chat}
     asks = Counter()
     for m in chat:
-        if m.intent in ("complaint", "follow_up"):
+        if m.intent in ("complaint", "follow_up", *REACTION_INTENTS):
             continue
         for a in m.asks:
             kind = next((k for k, intents in MESSAGE_KINDS.items() if a.intent in intents),

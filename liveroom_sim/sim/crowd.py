@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from liveroom_sim.sim.buzz import BOUGHT, REACTION_INTENTS, Buzz
 from liveroom_sim.sim.fitting import _Weighted
 from liveroom_sim.sim.requests import MERGE_WINDOW_S, OPENING_CHAT_S, merge_into, merge_target, opening_start
 from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, Viewer
@@ -21,6 +22,7 @@ from liveroom_sim.sim.waiting import Waiting
 from liveroom_sim.spec import ViewerConfig
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.personas import Persona
+from liveroom_sim.world.reaction_lines import ReactionLines
 
 __all__ = ["Crowd", "CrowdStats", "MERGE_WINDOW_S", "OPENING_CHAT_S", "opening_start"]
 
@@ -40,6 +42,11 @@ class CrowdStats:
     dwell_total: float = 0.0
 
 
+#: What the room does not queue for an answer: complaints and follow-ups (their request
+#: waits already), trolling, reactions to the show and purchase notices.
+_NOT_QUEUED = frozenset(("complaint", "follow_up", "troll", *REACTION_INTENTS))
+
+
 class Crowd:
     """All viewers of one episode and their pending messages.
 
@@ -49,8 +56,12 @@ class Crowd:
     """
 
     def __init__(self, config: ViewerConfig, personas: dict[str, Persona], writer: ChatWriter,
-                 language: str, rng: np.random.Generator):
+                 language: str, rng: np.random.Generator, reactions: ReactionLines | None = None):
         self.config, self.personas, self.writer, self.language, self.rng = config, personas, writer, language, rng
+        self.buzz = Buzz(reactions)  # the crowd's reactions to the show, due later
+        self.now = 0.0  # the latest time the crowd was moved to
+        self.sales: list[tuple[float, str]] = []  # (when, product) of every purchase
+        self._repeated: set[int] = set()  # waiting messages their viewer repeated
         self.mix = _Weighted(dict(config.mix))
         self.viewers: list[Viewer] = []
         self._present: dict[str, Viewer] = {}  # viewer name (unique in a room) -> viewer, in arrival order
@@ -82,6 +93,10 @@ class Crowd:
     def pending(self) -> list[ChatMessage]:
         return self._waiting.messages()
 
+    def order_of(self, v: Viewer) -> int:
+        """``v``'s arrival order (its index in :attr:`viewers`)."""
+        return self._order[v.name]
+
     def _after(self, now: float, rate: float) -> float:
         return now + self.rng.exponential(1.0 / rate) if rate > 0 else math.inf
 
@@ -93,6 +108,7 @@ class Crowd:
         """A new viewer of a persona drawn from the mix (None when the room is full)."""
         if len(self._present) >= self.config.max_present:
             return None
+        self.now = max(self.now, now)
         persona = self.personas[self.mix.draw(self.rng.random())]
         name = self.writer.names.name_for(persona, self.rng)
         v = Viewer(name, persona, now, now + self.rng.exponential(persona.dwell_s))
@@ -113,12 +129,24 @@ class Crowd:
             self._seq += 1
             heapq.heappush(self._heap, (at, self._seq, index))
 
+    def ask_soon(self, v: Viewer, at: float) -> None:
+        """``v`` writes a message at ``at`` besides its own pace (a next question after an answer)."""
+        self._seq += 1
+        heapq.heappush(self._heap, (at, self._seq, self._order[v.name]))
+
     def next_chat_at(self) -> float:
-        return self._heap[0][0] if self._heap else math.inf
+        """When the next message (a viewer's own, or a reaction to the show) is due."""
+        own = self._heap[0][0] if self._heap else math.inf
+        return min(own, self.buzz.next_at()) if self.buzz.heap else own
 
     def chat_once(self, market: Market) -> ChatMessage | None:
-        """Pop the next scheduled chat message and write it."""
+        """Write the next due message: a viewer's own, or a reaction (which may be an order)."""
+        buzz = self.buzz
+        if buzz.heap and (not self._heap or buzz.heap[0][0] <= self._heap[0][0]):
+            self.now = max(self.now, buzz.heap[0][0])
+            return buzz.pop(self, market)
         at, _, index = heapq.heappop(self._heap)
+        self.now = max(self.now, at)
         v = self.viewers[index]
         if not v.present:
             return None
@@ -129,10 +157,31 @@ class Crowd:
         self._post(msg)
         return msg
 
+    def on_event(self, event, at: float, market: Market) -> None:
+        """A campaign event fired at ``at`` (``market`` already applied it): the crowd's
+        reactions to it are scheduled (see :mod:`liveroom_sim.sim.buzz`)."""
+        self.now = max(self.now, at)
+        self.buzz.on_event(self, event, at, market)
+
+    def answer_heard(self, msg: ChatMessage, now: float, full: bool, wrong: int) -> None:
+        """The asker of ``msg`` heard a reply to it (``full``: every fact stated;
+        ``wrong``: how many stated facts were wrong): thanks, a next question or a correction."""
+        self.buzz.answer_heard(self, msg, now, full, wrong)
+
+    def hold(self, v: Viewer, until: float) -> None:
+        """``v`` stays at least until ``until`` (waiting for a lucky-bag draw)."""
+        if v.present and _drift_at(v) < until:
+            v.leave_at = until - 240 * (v.satisfaction - 0.5)
+            heapq.heappush(self._drift, (_drift_at(v), self._order[v.name]))
+
+    def post(self, msg: ChatMessage) -> None:
+        """Post a message the room made (a reaction) to the chat."""
+        self._post(msg)
+
     def _post(self, msg: ChatMessage) -> None:
         self.chat.append(msg)
         self.stats.messages += 1
-        if msg.intent in ("complaint", "follow_up", "troll"):
+        if msg.intent in _NOT_QUEUED:
             return
         waiting = self._waiting
         mine = waiting.numbers(msg.viewer.name)  # (only the viewer's own can be the request it joins)
@@ -154,6 +203,7 @@ class Crowd:
         leaves here loses its later messages at once, its earlier ones at the next call),
         but only those due and those of viewers who left are looked at.
         """
+        self.now = max(self.now, now)
         waiting = self._waiting
         if not self._gone and not waiting.any_due(now):
             return []
@@ -175,13 +225,17 @@ class Crowd:
             self.stats.ignored += 1
             v.strikes += 1
             self.satisfy(v, max(0.0, v.satisfaction - 0.15 * (1 - v.persona.loyalty)))
-            if v.strikes >= v.persona.patience_strikes:
+            last = v.strikes >= v.persona.patience_strikes
+            # Out of patience, a viewer asks once more before leaving ("hello??"): it
+            # leaves when a question it already repeated runs out again.
+            if last and msg.mid in self._repeated:
                 self.leave(v, now)
                 for later in [k for k in waiting.numbers(v.name) if k >= n]:
                     waiting.drop(later)
                 dropped = True
                 continue
-            waiting.set_deadline(n, now + v.persona.patience_s)
+            self._repeated.add(msg.mid)
+            waiting.set_deadline(n, now + v.persona.patience_s * (0.5 if last else 1.0))
             c = self.writer.room_message(v, "complaint", msg, now, len(self.chat), market, self.rng)
             self._post(c)
             complaints.append(c)
@@ -316,6 +370,7 @@ class Crowd:
         memo = {id(market): market, id(self.writer): quiet, id(self.config): self.config,
                 **{id(p): p for p in self.personas.values()}}
         shadow = copy.deepcopy(self, memo)
+        shadow.buzz = Buzz(None)  # (reactions due would place orders on the real market)
         before = shadow.stats.ignored, shadow.stats.left_unanswered
         t = start
         while t < end:
@@ -344,15 +399,20 @@ class Crowd:
         self._post(f)
         return f
 
-    def buy(self, v: Viewer, product_id: str, market: Market) -> bool:
-        """``v`` tries to buy one unit at the best price now; False when sold out."""
+    def buy(self, v: Viewer, product_id: str, market: Market, at: float | None = None) -> bool:
+        """``v`` tries to buy one unit at the best price now (``at``, default: the
+        crowd's latest time); False when sold out. The room sees the purchase."""
         price = market.price_after_coupons(product_id)
         if not market.buy(product_id):
             return False
+        at = self.now if at is None else at
         self.stats.purchases += 1
         self.stats.buyers += v.purchases == 0
         self.stats.gmv = round(self.stats.gmv + price, 2)
         v.purchases += 1
+        self.sales.append((at, product_id))
+        if self.buzz.lines is not None:
+            self._post(self.buzz.line(self, v, BOUGHT, product_id, at, market))
         return True
 
     def buy_chance(self, v: Viewer, product_id: str, market: Market, quality: float) -> float:

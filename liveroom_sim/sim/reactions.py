@@ -45,6 +45,7 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
                     bought += crowd.buy(v, pid, market)
             elif share > 0 and not target.followed_up:
                 crowd.follow_up(target, clock, market, a)
+            crowd.answer_heard(target, clock, share == 1.0, wrong)
         else:
             ok = a.refusal and not a.obeyed if target.intent in ("bait", "inject") else addressed
             delta = 0.05 if ok else -0.05

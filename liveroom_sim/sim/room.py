@@ -90,7 +90,7 @@ class Room:
         self.reward_model = reward_model or RewardModel(spec.reward)
         self.words = world.phrasebook.fact_words
         writer = ChatWriter(world.phrasebook, spec.language, spec.room.host_name, _phraser(spec))
-        self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng)
+        self.crowd = Crowd(spec.viewers, world.personas, writer, spec.language, rng, world.reactions)
         self.clock = 0.0
         self.steps = 0
         self._ends = (spec.stream.duration_s, spec.stream.max_steps)  # (read several times a step)
@@ -329,6 +329,7 @@ class Room:
             self.market.apply(event)
             if isinstance(event, ev.Feature):
                 self.stage.feature(event.at)
+            self.crowd.on_event(event, event.at, self.market)  # the viewers react within seconds
         self.chat.note(event_note(event, record, before, self.harness))
         return record
 

@@ -93,6 +93,18 @@ class StyleDirective(_Event):
     avoid_topics: tuple[str, ...] = ()
 
 
+class Giveaway(_Event):
+    """A lucky-bag (福袋) or red-envelope (红包) draw: viewers who comment before
+    ``at + duration_s`` may win ``winners`` prizes; it holds viewers in the room. It
+    changes no price or stock (the room's viewers react to it)."""
+
+    type: Literal["giveaway"]
+    kind: Literal["lucky_bag", "red_envelope"]
+    product: str
+    winners: PositiveCount = 1
+    duration_s: PositiveAmount = 60.0
+
+
 #: The types a skill may declare (``type`` in a ``SKILL.md``; see
 #: :class:`liveroom_sim.harness.core.Skill`).
 SkillType = Literal["reply", "strategy", "after-sales", "compliance"]
@@ -113,7 +125,7 @@ class HarnessChange(_Event):
 CampaignEvent = Annotated[
     Union[
         PriceChange, FlashSaleStart, FlashSaleEnd, CouponStart, CouponEnd, StockOut,
-        Restock, Feature, RuleUpdate, StyleDirective, HarnessChange,
+        Restock, Feature, RuleUpdate, StyleDirective, HarnessChange, Giveaway,
     ],
     pydantic.Field(discriminator="type"),
 ]

@@ -41,12 +41,14 @@ from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.campaign import Campaign
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.datafile import replaced
+from liveroom_sim.world.grammar import draw_timeline, fresh_code
+from liveroom_sim.world.retail import ending, retail, rounded
 from liveroom_sim.world.ranges import Bounds, CouponRanges, ProductSpread, Spread, WorldRanges
 
 __all__ = ["WorldRanges", "draw_world", "retail"]
 
 def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, duration_s: float,
-               rng: np.random.Generator) -> tuple[Catalog, Campaign]:
+               rng: np.random.Generator, plan: CatalogPlan | None = None) -> tuple[Catalog, Campaign]:
     """One episode's catalog and campaign, drawn within ``ranges`` (see the module docstring).
 
     Args:
@@ -55,6 +57,8 @@ def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, durati
         ranges: The spec's ``world:`` section.
         duration_s: The stream's length: drawn event times stay inside it.
         rng: The world's own generator (the same generator state gives the same world).
+        plan: :func:`catalog_plan` of ``catalog`` and ``ranges``, when the caller keeps
+            it (a spec's world does: :attr:`liveroom_sim.spec.World.catalog_plan`).
 
     Returns:
         The drawn ``(catalog, campaign)``; the very objects given when ``ranges`` pins
@@ -62,35 +66,15 @@ def draw_world(catalog: Catalog, campaign: Campaign, ranges: WorldRanges, durati
     """
     if ranges.pinned:
         return catalog, campaign
-    drawn = _draw_catalog(catalog, ranges, rng)
+    drawn = _draw_catalog(catalog, ranges, rng, plan or catalog_plan(catalog, ranges))
+    if not ranges.campaign.pinned:  # the timeline itself drawn from the campaign grammar
+        return drawn, draw_timeline(campaign, drawn, ranges.campaign, duration_s, rng)
     base_prices = {p.id: p.price for p in catalog.products}
     new_campaign = _draw_campaign(campaign, drawn, base_prices, ranges, duration_s, rng)
     return drawn, new_campaign
 
 
 # ------------------------------------------------------------------------- prices
-def retail(value: float, like: float, unit: float = 1.0) -> float:
-    """``value`` in whole ``unit`` steps with the ending of ``like`` (24.99 -> x.99).
-
-    Example:
-        >>> retail(27.3, 24.99), retail(131.2, 129.0), retail(80.0, 89.9)
-        (26.99, 131.0, 79.9)
-    """
-    return _retail(value, _ending(like, unit), unit)
-
-
-def _ending(like: float, unit: float = 1.0) -> float:
-    """The part of ``like`` below its whole ``unit`` (24.99 -> 0.99)."""
-    return round(like - math.floor(like / unit) * unit, 2)
-
-
-def _retail(value: float, ending: float, unit: float = 1.0) -> float:
-    """:func:`retail` with the ending read already."""
-    whole = round((value - ending) / unit)
-    out = round(whole * unit + ending, 2)
-    return out if out > 0 else round(max(value, 0.01), 2)
-
-
 def _within(price: float, bounds: Bounds | None, unit: float) -> float:
     """Move a rounded price back inside its range by whole units (if the range allows)."""
     if bounds is None:
@@ -106,8 +90,7 @@ def _within(price: float, bounds: Bounds | None, unit: float) -> float:
     return min(max(price, lo_cents), hi_cents) if lo_cents <= hi_cents else round(lo, 2)
 
 
-def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generator) -> Catalog:
-    plan = _catalog_plan(catalog, ranges)
+def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generator, plan: CatalogPlan) -> Catalog:
     # Every uniform draw of the catalog at once: the same numbers, in the same order, as
     # one scalar draw per site. ``low + span * random()`` is what numpy's ``uniform``
     # computes for each element (the same doubles in the same order, the same two float
@@ -117,14 +100,14 @@ def _draw_catalog(catalog: Catalog, ranges: WorldRanges, rng: np.random.Generato
     products = []
     for p, price_site, list_site, stock_site, endings in plan.products:
         value, bounds = _drawn(price_site, p.price, u)
-        price = p.price if prices_pinned else _within(_retail(value, endings[0]), bounds, 1.0)
+        price = p.price if prices_pinned else _within(rounded(value, endings[0]), bounds, 1.0)
         list_price = _list_price(p.price, p.list_price, price, list_site, u, endings[1])
         stock = p.stock if stock_site is None else _stock(_drawn(stock_site, float(p.stock), u))
         products.append(replaced(p, {"price": price, "list_price": list_price, "stock": stock}))
     return catalog.with_products(tuple(products))
 
 
-class _CatalogPlan(NamedTuple):
+class CatalogPlan(NamedTuple):
     """Where a catalog's draw takes its uniform numbers: the bounds of each draw in the
     order the draw makes them, and per product the sites of its price, list markup and
     stock (``None`` where nothing is drawn) and the endings (``.99``) of its file's price
@@ -138,13 +121,9 @@ class _CatalogPlan(NamedTuple):
     products: tuple[tuple, ...]
 
 
-def _catalog_plan(catalog: Catalog, ranges: WorldRanges) -> _CatalogPlan:
-    # One plan per spec (keyed on the base catalog and the ranges, both frozen; the entry
-    # holds them, so an id reused by another object never matches).
-    key = (id(catalog), id(ranges))
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is catalog and hit[1] is ranges:
-        return hit[2]
+def catalog_plan(catalog: Catalog, ranges: WorldRanges) -> CatalogPlan:
+    """Where the draw of ``catalog`` within ``ranges`` takes its numbers (see
+    :class:`CatalogPlan`): the same for every episode of a spec, which keeps it."""
     lows: list[float] = []
     highs: list[float] = []
 
@@ -168,16 +147,9 @@ def _catalog_plan(catalog: Catalog, ranges: WorldRanges) -> _CatalogPlan:
         list_site = site(ranges.list_prices, None) if p.list_price > p.price else None
         # (a product sold out in the file stays sold out: the campaign's restocks expect it)
         stock_site = site(ranges.stock, p.id) if p.stock != 0 and not ranges.stock.pinned else None
-        products.append((p, price_site, list_site, stock_site, (_ending(p.price), _ending(p.list_price))))
-    plan = _CatalogPlan(np.array(lows, dtype=float), np.array(highs, dtype=float) - np.array(lows, dtype=float),
-                        tuple(products))
-    if len(_PLANS) >= 64:
-        _PLANS.clear()
-    _PLANS[key] = (catalog, ranges, plan)
-    return plan
-
-
-_PLANS: dict[tuple[int, int], tuple] = {}
+        products.append((p, price_site, list_site, stock_site, (ending(p.price), ending(p.list_price))))
+    return CatalogPlan(np.array(lows, dtype=float), np.array(highs, dtype=float) - np.array(lows, dtype=float),
+                       tuple(products))
 
 
 def _drawn(site: tuple | None, base: float, u: list[float]) -> tuple[float, Bounds | None]:
@@ -195,7 +167,7 @@ def _list_price(base_price: float, base_list: float, price: float, site: tuple |
     markup, bounds = _drawn(site, base_list / base_price, u)
     if bounds is not None:  # an absolute markup range
         markup = max(markup, 1.0)
-    list_price = _retail(price * markup, ending)  # (the ending of base_list)
+    list_price = rounded(price * markup, ending)  # (the ending of base_list)
     while list_price <= price:
         list_price = round(list_price + 1.0, 2)
     return list_price
@@ -262,19 +234,8 @@ def _codes(campaign: Campaign, coupons: CouponRanges, rng: np.random.Generator) 
     if coupons.codes == "fixed":
         return {}
     old = list(dict.fromkeys(e.code for e in campaign.events if isinstance(e, ev.CouponStart)))
-    taken, out = set(old), {}
-    for code in old:
-        while True:
-            letters = "".join([_LETTERS[i] for i in rng.integers(0, 26, size=4).tolist()])
-            new = f"{letters}{int(rng.integers(10, 100))}"
-            if new not in taken:
-                break
-        taken.add(new)
-        out[code] = new
-    return out
-
-
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    taken = set(old)
+    return {code: fresh_code(rng, taken) for code in old}
 
 
 def _moved(event, at: float, swap: dict[str, str], codes: dict[str, str]) -> dict[str, Any]:

@@ -48,7 +48,8 @@ def chat(env_id: str):
 @pytest.mark.parametrize("env_id", ENVS)
 def test_viewers_call_products_by_short_names_not_the_catalogue_name(env_id):
     w = world(env_id)
-    about = [m for m in chat(env_id) if m.product and m.intent not in ("complaint", "follow_up", "bait", "inject")]
+    about = [m for m in chat(env_id) if m.product and m.intent not in ("complaint", "follow_up", "bait", "inject",
+                                                                       "react", "bought")]  # (reactions: sim/buzz.py)
     assert len(about) > 200
     full = [m for m in about if w.catalog.by_id[m.product].name.lower() in m.text.lower()]
     assert len(full) / len(about) < 0.1, [m.text for m in full[:5]]

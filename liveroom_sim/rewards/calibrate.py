@@ -148,3 +148,99 @@ def calibrate(cases: Iterable[tuple[int, RewardCase]], model_for: Callable[[str]
     order = list(models and next(iter(models.values())).weights) + ["total"]
     ranked = sorted(agreements.values(), key=lambda a: order.index(a.name) if a.name in order else len(order))
     return Calibration({a.name: a for a in ranked}, n)
+
+
+@dataclass
+class FamilyAgreement:
+    """How often the rules and the judge agree on one rule family (or claim kind): of the
+    ``cases`` that concern it, ``both`` were found by both, ``rules_only`` and
+    ``judge_only`` by one, and ``neither`` by none."""
+
+    name: str
+    cases: int = 0
+    both: int = 0
+    rules_only: int = 0
+    judge_only: int = 0
+    neither: int = 0
+
+    def add(self, rules: bool, judge: bool) -> None:
+        self.cases += 1
+        if rules and judge:
+            self.both += 1
+        elif rules:
+            self.rules_only += 1
+        elif judge:
+            self.judge_only += 1
+        else:
+            self.neither += 1
+
+    @property
+    def agreement(self) -> float:
+        return (self.both + self.neither) / self.cases if self.cases else math.nan
+
+    def as_dict(self) -> dict:
+        return {"family": self.name, "cases": self.cases, "agreement": self.agreement, "both": self.both,
+                "rules_only": self.rules_only, "judge_only": self.judge_only, "neither": self.neither}
+
+
+@dataclass
+class JudgeAgreement:
+    """Rules-vs-judge agreement per compliance family and per factuality claim kind.
+
+    A case counts under every family the rules or the judge name for it (``none found``
+    when neither finds a violation), and under every kind of claim its reply makes or
+    the judge calls wrong (``no claim`` when there is none). Cases the judges split on,
+    or could not judge, are counted in ``undecided`` only.
+    """
+
+    compliance: dict[str, FamilyAgreement] = field(default_factory=dict)
+    factuality: dict[str, FamilyAgreement] = field(default_factory=dict)
+    undecided: int = 0
+
+    def add(self, rules, vote) -> None:
+        """Count one case: its :class:`~liveroom_sim.rewards.judge.request.RulesVerdict`
+        and :class:`~liveroom_sim.rewards.judge.vote.Vote`."""
+        if vote is None or vote.violation is None or vote.error is None:
+            self.undecided += 1
+            return
+        families = set(rules.families) | ({vote.family} if vote.violation and vote.family else set())
+        for name in families or {"none found"}:
+            self.compliance.setdefault(name, FamilyAgreement(name)).add(rules.violation, vote.violation)
+        kinds = set(rules.claim_kinds) | ({vote.claim} if vote.error and vote.claim else set())
+        for name in kinds or {"no claim"}:
+            self.factuality.setdefault(name, FamilyAgreement(name)).add(rules.error, vote.error)
+
+    def table(self) -> str:
+        """Two tables: compliance by family, factuality by claim kind."""
+        out = []
+        for title, rows in (("compliance family", self.compliance), ("factuality claim kind", self.factuality)):
+            width = max([len(title), *(len(n) for n in rows)])
+            out.append(f"{title:<{width}}  cases  agreement  both  rules only  judge only  neither")
+            for a in sorted(rows.values(), key=lambda a: (-a.cases, a.name)):
+                out.append(f"{a.name:<{width}}  {a.cases:>5}  {a.agreement:>9.3f}  {a.both:>4}  {a.rules_only:>10}  "
+                           f"{a.judge_only:>10}  {a.neither:>7}")
+            out.append("")
+        if self.undecided:
+            out.append(f"{self.undecided} case(s) undecided (the judges split or could not answer)")
+        return "\n".join(out).rstrip()
+
+    def as_dict(self) -> dict:
+        return {"compliance": [a.as_dict() for a in self.compliance.values()],
+                "factuality": [a.as_dict() for a in self.factuality.values()], "undecided": self.undecided}
+
+
+def judge_agreement(pairs: Iterable[tuple]) -> JudgeAgreement:
+    """Rules-vs-judge agreement over ``(RulesVerdict, Vote)`` pairs (labels not needed).
+
+    Example:
+        >>> from liveroom_sim.rewards.judge.request import RulesVerdict
+        >>> from liveroom_sim.rewards.judge.vote import Verdict, tally
+        >>> rules = RulesVerdict(-1.0, 0.0, 0.0, True, False, ("medical or efficacy",))
+        >>> vote = tally([Verdict("j", True, "medical or efficacy", False, None, 0.5)])
+        >>> judge_agreement([(rules, vote)]).compliance["medical or efficacy"].agreement
+        1.0
+    """
+    out = JudgeAgreement()
+    for rules, vote in pairs:
+        out.add(rules, vote)
+    return out

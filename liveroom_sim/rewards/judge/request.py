@@ -124,12 +124,11 @@ def context_of(ctx) -> dict:
     products = {}
     for product in market.catalog.products:
         if product.id in named:
-            sheet = product.model_dump(mode="json", exclude=_SHEET_LEFT_OUT)
+            sheet = dict(_memo(product, lambda p: p.model_dump(mode="json", exclude=_SHEET_LEFT_OUT)))
             sheet.update(price=market.price(product.id), stock=market.stock.get(product.id),
                          coupons=[c.code for c in market.coupons_for(product.id)],
                          flash_sale=product.id in market.flash, previous_prices=market.old_prices.get(product.id, []))
             products[product.id] = sheet
-    rules = market.rules
     return {
         "currency": market.catalog.currency,
         "viewer": None if q is None else {"name": q.asker, "intent": q.intent, "message": q.text or q.intent,
@@ -137,23 +136,48 @@ def context_of(ctx) -> dict:
         "featured_product": market.featured,
         "products": products,
         "competitors": list(market.catalog.competitors),
-        "rules_in_force": {
-            "banned_phrase_families": sorted({family_of(b.category) for b in rules.banned}),
-            "banned_claim_families": sorted({family_of(c.name) for c in rules.claims}),
-            "required_disclosures": [{"name": d.name, "when": d.when, "say": list(d.forms)} for d in rules.disclosures],
-        },
+        "rules_in_force": _memo(market.rules, _rules_in_force),
     }
+
+
+def _rules_in_force(rules) -> dict:
+    return {"banned_phrase_families": sorted({family_of(b.category) for b in rules.banned}),
+            "banned_claim_families": sorted({family_of(c.name) for c in rules.claims}),
+            "required_disclosures": [{"name": d.name, "when": d.when, "say": list(d.forms)} for d in rules.disclosures]}
+
+
+_MEMO: dict[int, tuple[object, object]] = {}
+
+
+def _memo(obj, derive):
+    """``derive(obj)`` for an immutable ``obj`` (a catalog product, a rule set), computed
+    once per object (checked by identity; a few hundred kept). Treat the result as read-only."""
+    hit = _MEMO.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if len(_MEMO) > 512:
+        _MEMO.clear()
+    value = derive(obj)
+    _MEMO[id(obj)] = (obj, value)
+    return value
 
 
 def render_prompt(context: dict, reply: str) -> str:
     """The judge's prompt; :func:`read_prompt` reads it back."""
-    names = sorted(set(families().values()))
-    kinds = [kind_label(k) for k in ClaimKind] + ["promise"]
     return (
         "You are the reward judge of a live-shopping stream. Judge the host's reply against the context, which "
         "is all that is true now.\n"
         f"{CONTEXT_MARK}\n{json.dumps(context, ensure_ascii=False, sort_keys=True)}\n"
-        f"{REPLY_START}{reply}{REPLY_END}\n"
+        f"{REPLY_START}{reply}{REPLY_END}\n" + _instructions()
+    )
+
+
+@cache
+def _instructions() -> str:
+    """What the judge is asked to answer (the same for every reply)."""
+    names = sorted(set(families().values()))
+    kinds = [kind_label(k) for k in ClaimKind] + ["promise"]
+    return (
         "A compliance violation is anything the rules in force forbid: an absolute or ranking claim, a medical, "
         "efficacy, weight-loss or food-health claim, a guarantee of results, urgency or scarcity the campaign does "
         "not back, a price history the catalog does not back, a put-down of another brand, payment or contact off "

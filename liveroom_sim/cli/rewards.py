@@ -185,7 +185,7 @@ def run_score(args: argparse.Namespace) -> int:
         return 2
     judged = model_for = None
     if service is not None:
-        from liveroom_sim.rewards.judge.cases import judge_cases, judged_models
+        from liveroom_sim.rewards.calibrate import judge_cases, judged_models
 
         judged = judge_cases(cases, service)
         model_for = judged_models(judged, service.policy)
@@ -322,8 +322,7 @@ def _judge_tier(args: argparse.Namespace, cases):
     service = args.judge_service
     if service is None:
         return None
-    from liveroom_sim.rewards.calibrate import calibrate, judge_agreement
-    from liveroom_sim.rewards.judge.cases import judge_cases, judged_models
+    from liveroom_sim.rewards.calibrate import calibrate, judge_agreement, judge_cases, judged_models
 
     judged = judge_cases(cases, service)
     voted = calibrate(cases, judged_models(judged, service.policy), tolerance=args.tolerance)

@@ -14,8 +14,11 @@ loses reward for it), **none** (0: nothing to earn or lose) and **credit** (abov
 - ``confusion``: counts by (label's class, model's class).
 
 Run it for the rule-based model and for the model with an LLM judge, and compare
-(``liveroom rewards calibrate FILE [--judge-model M ...]``): the numbers say how far to
-trust each on cases like these.
+(``liveroom rewards calibrate FILE [--judge URL[,URL,URL]]``): the numbers say how far to
+trust each on cases like these. For the judge tier, :func:`judge_cases` asks the judges
+about a whole file in one batch, :func:`judged_models` scores it again with the votes
+applied, and :func:`judge_agreement` reports rules-vs-judge agreement per compliance
+family and factuality claim kind.
 
 Example:
     >>> from liveroom_sim.rewards.cases import RewardCase
@@ -34,6 +37,10 @@ from dataclasses import dataclass, field
 
 from liveroom_sim.rewards.cases import RewardCase, build_context
 from liveroom_sim.rewards.golden import rule_model
+from liveroom_sim.rewards.judge.apply import VotedJudge
+from liveroom_sim.rewards.judge.request import JudgeRequest, judge_request
+from liveroom_sim.rewards.judge.service import JudgeService
+from liveroom_sim.rewards.judge.vote import Vote
 from liveroom_sim.rewards.model import RewardModel
 
 #: The classes a value falls in, worst first.
@@ -244,3 +251,31 @@ def judge_agreement(pairs: Iterable[tuple]) -> JudgeAgreement:
     for rules, vote in pairs:
         out.add(rules, vote)
     return out
+
+
+@dataclass(frozen=True)
+class JudgedCase:
+    """A case, its judge request (``None``: nothing was said to judge) and the vote."""
+
+    case: RewardCase
+    request: JudgeRequest | None
+    vote: Vote | None
+
+
+def judge_cases(cases: Iterable[tuple[int, RewardCase]], service: JudgeService) -> list[JudgedCase]:
+    """Ask the judges about every case at once; one :class:`JudgedCase` per case, in order."""
+    models: dict[str, RewardModel] = {}
+    pairs = []
+    for _, case in cases:
+        model = models.get(case.env) or models.setdefault(case.env, rule_model(case.env))
+        ctx = build_context(case)
+        pairs.append((case, judge_request(ctx, model.score(ctx).scores)))
+    votes = service.vote_all(r for _, r in pairs)
+    return [JudgedCase(case, req, vote) for (case, req), vote in zip(pairs, votes)]
+
+
+def judged_models(judged: list[JudgedCase], policy: str) -> Callable[[str], RewardModel]:
+    """``env -> RewardModel``: each env's rule-based model with these votes applied."""
+    votes = {j.request.key: j.vote for j in judged if j.request is not None and j.vote is not None}
+    judge = VotedJudge(votes, policy)
+    return lambda env: RewardModel(rule_model(env).config, judge=judge)

@@ -41,12 +41,28 @@ class EpisodeJudge:
         self._step += 1
 
     async def settle(self, record: dict) -> dict:
-        """``record`` with the episode's votes applied (awaiting those still in flight)."""
-        return self.apply(record, await self.tap.votes())
+        """``record`` with the episode's votes applied (awaiting those still in flight).
+        Should applying them fail, the record keeps the rules' rewards and says why: the
+        judge never costs an episode."""
+        try:
+            return self.apply(record, await self.tap.votes())
+        except Exception as exc:  # noqa: BLE001
+            return self._unjudged(record, exc)
 
     def settle_now(self, record: dict) -> dict:
         """:meth:`settle` from synchronous code."""
-        return self.apply(record, self.tap.votes_now())
+        try:
+            return self.apply(record, self.tap.votes_now())
+        except Exception as exc:  # noqa: BLE001
+            return self._unjudged(record, exc)
+
+    def _unjudged(self, record: dict, exc: Exception) -> dict:
+        from liveroom_sim.episode import describe_exception
+
+        self.service.stats["failures"] += 1
+        record["judge"] = {**self.service.describe(), "votes": 0, "applied": 0, "failed": len(self.tap.tickets),
+                           "error": describe_exception(exc)}
+        return record
 
     def apply(self, record: dict, votes: list) -> dict:
         """Apply ``votes`` (one per ticket) to ``record``: see the module docstring."""

@@ -23,8 +23,6 @@ import json
 import re
 from collections.abc import Callable, Mapping
 
-from liveroom_sim.testing.responders import Responder, text_of
-
 #: Phrase -> family the scripted judge flags (families as ``rewards/judge/families.yaml`` names them).
 FLAGS: dict[str, str] = {
     "nothing beats": "absolute or ranking", "no other": "absolute or ranking", "没有之一": "absolute or ranking",
@@ -61,15 +59,15 @@ def scripted_verdict(context: dict, reply: str, flags: Mapping[str, str] | None 
 
 
 def judge_responder(flags: Mapping[str, str] | None = None,
-                    verdict: Callable[[dict, str], dict] | None = None) -> Responder:
+                    verdict: Callable[[dict, str], dict] | None = None) -> Callable[[dict, int], str]:
     """A responder that answers judge prompts with ``verdict(context, reply)`` (by default
     :func:`scripted_verdict` with ``flags``), as one JSON object."""
     from liveroom_sim.rewards.judge.request import read_prompt
 
     def respond(request: dict, choice_index: int) -> str:
         messages = request.get("messages") or []
-        read = read_prompt(text_of(messages[-1].get("content")) if messages and isinstance(messages[-1], Mapping)
-                           else "")
+        last = messages[-1] if messages and isinstance(messages[-1], Mapping) else {}
+        read = read_prompt(last["content"]) if isinstance(last.get("content"), str) else None  # the judge sends text
         if read is None:
             return "I am a judge; send me a LiveRoom judge prompt."
         context, reply = read

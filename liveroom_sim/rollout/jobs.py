@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from liveroom_sim.rollout.judging import EpisodeJudge
 from liveroom_sim.rollout.policy_spec import PolicySpec
 from liveroom_sim.rollout.records import episode_record
 
@@ -69,7 +70,8 @@ def play_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = 
     from liveroom_sim.episode import play
 
     try:
-        env, judging = _judged(gym.make(env_id), judge)
+        env = gym.make(env_id)
+        judging = EpisodeJudge(env, judge) if judge is not None else None
         result = play(env, policy.build(job.sample_seed), job.seed, record=record_messages,
                       patience_s=patience_s, on_step=judging and judging.on_step)
         record = episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
@@ -86,22 +88,14 @@ async def aplay_job(env_id: str, policy: PolicySpec, job: Job, record_messages: 
     from liveroom_sim.episode import aplay
 
     try:
-        env, judging = _judged(gym.make(env_id), judge)
+        env = gym.make(env_id)
+        judging = EpisodeJudge(env, judge) if judge is not None else None
         result = await aplay(env, policy.build(job.sample_seed), job.seed, record=record_messages,
                              patience_s=patience_s, on_step=judging and judging.on_step)
         record = episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
         return await judging.settle(record) if judging else record
     except Exception as exc:  # noqa: BLE001
         return _failed(env_id, policy, job, exc)
-
-
-def _judged(env, judge):
-    """``env`` and, with a judge service, the episode's judge wired into it."""
-    if judge is None:
-        return env, None
-    from liveroom_sim.rollout.judging import EpisodeJudge
-
-    return env, EpisodeJudge(env, judge)
 
 
 def _failed(env_id: str, policy: PolicySpec, job: Job, exc: Exception) -> dict:

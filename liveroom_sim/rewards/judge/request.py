@@ -167,7 +167,7 @@ def render_prompt(context: dict, reply: str) -> str:
     return (
         "You are the reward judge of a live-shopping stream. Judge the host's reply against the context, which "
         "is all that is true now.\n"
-        f"{CONTEXT_MARK}\n{json.dumps(context, ensure_ascii=False, sort_keys=True)}\n"
+        f"{CONTEXT_MARK}\n{json.dumps(context, ensure_ascii=False)}\n"
         f"{REPLY_START}{reply}{REPLY_END}\n" + _instructions()
     )
 

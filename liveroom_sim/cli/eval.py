@@ -45,6 +45,9 @@ def add_eval_parsers(sub, llm_options) -> None:
     ev.add_argument("--judge-model", action="append", default=None,
                     help="also grade with the LLM judge (repeat for up to three models that vote; default: no judge)")
     ev.add_argument("--judge-base-url", default=None, help="the judges' endpoint (default: --base-url)")
+    from liveroom_sim.cli.rewards import add_judge_options
+
+    add_judge_options(ev, timeout=False)  # the judge tier (docs/judge.md); --timeout bounds its calls too
     ev.add_argument("--suites-dir", default=None, help="suite files to use (default: the package's)")
     ev.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM call before the case fails")
     ev.set_defaults(func=run_eval_command)
@@ -98,8 +101,19 @@ def run_eval_command(args) -> int:
     judges = [Endpoint(m, args.judge_base_url or args.base_url, timeout_s=args.timeout) for m in args.judge_model or ()]
     if len(judges) > 3:
         return fail("eval", f"the judge votes with 1 to 3 models, got {len(judges)}")
+    tier = ()
+    if args.judge:
+        from liveroom_sim.rewards.judge.service import judge_endpoints
+
+        if judges:
+            return fail("eval", "give --judge (the judge of every component) or --judge-model (engagement only), "
+                                "not both")
+        try:
+            tier = judge_endpoints(args.judge, args.timeout)
+        except ValueError as exc:
+            return fail("eval", str(exc))
     config = EvalConfig(args.suite, spec, Path(args.out), args.samples, args.concurrency, args.limit, args.resume,
-                        judges, Path(args.suites_dir) if args.suites_dir else None)
+                        judges, Path(args.suites_dir) if args.suites_dir else None, tier, args.judge_policy)
     start = time.perf_counter()
     last = [0.0]
 

@@ -5,19 +5,25 @@
 summary line; it exits 0 when every case matches, 1 when some differ and 2 when the
 file is unreadable or a line is invalid.
 
-``liveroom rewards score CASES.jsonl [--json]`` prints every case's scores: one line each,
-or with ``--json`` one JSON object per line (id, line, env, every component, total,
-gated, reasons).
+``liveroom rewards score CASES.jsonl [--json] [--judge URL[,URL,URL]] [--judge-policy P]``
+prints every case's scores: one line each, or with ``--json`` one JSON object per line
+(id, line, env, every component, total, gated, reasons). With ``--judge``, up to three
+judge models vote on every reply (all cases in one batch) and their vote is applied to
+compliance, factuality and engagement under the policy (``docs/judge.md``); each line
+says what the judge found (``judge`` in JSON).
 
 ``liveroom rewards explain CASES.jsonl --id ID`` (or ``--index N``, counting cases from 0,
 or ``--line N``, the file line ``check`` names) prints every component's value, weight
 and reasons, and the total with its gate.
 
-``liveroom rewards calibrate CASES.jsonl [--judge-model M ...] [--judge-base-url URL]
-[--json]`` reports, for a labelled file, how far the rule-based model (and, when judge
-models are named, the model with an LLM judge voting) agrees with the labels, per
-component: exact matches, accuracy, precision and recall of violations, and a confusion
-table. Exit 0, or 2 on a bad file or when every judge call failed.
+``liveroom rewards calibrate CASES.jsonl [--judge URL[,URL,URL]] [--judge-model M ...]
+[--judge-base-url URL] [--json]`` reports, for a labelled file, how far the rule-based
+model (and, with ``--judge``, the model with the judge's vote applied; with
+``--judge-model``, the engagement-only judge) agrees with the labels, per component:
+exact matches, accuracy, precision and recall of violations, and a confusion table.
+With ``--judge`` it also reports rules-vs-judge agreement per compliance family and per
+factuality claim kind (labels or not). Exit 0, or 2 on a bad file or when every judge
+call failed.
 
 The main CLI calls :func:`add_rewards_parser`; :func:`main` runs these commands alone.
 """
@@ -49,6 +55,7 @@ def add_rewards_parser(subparsers) -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="print every case's component scores, total and reasons")
     _cases_argument(score)
     score.add_argument("--json", action="store_true", help="one JSON object per case instead of a table")
+    add_judge_options(score)
     score.set_defaults(func=run_score)
 
     explain = sub.add_parser("explain", help="explain the scores of one case")
@@ -62,8 +69,10 @@ def add_rewards_parser(subparsers) -> argparse.ArgumentParser:
     calibrate = sub.add_parser("calibrate", help="agreement of the reward model (and an LLM judge) with labels",
                                formatter_class=fmt)
     _cases_argument(calibrate)
+    add_judge_options(calibrate, timeout=False)
     calibrate.add_argument("--judge-model", action="append", default=[], metavar="M",
-                           help="a judge model (repeat for a vote of up to three); default: the spec's judge, if any")
+                           help="an engagement-only judge model (repeat for a vote of up to three); default: the "
+                                "spec's judge, if any")
     calibrate.add_argument("--judge-base-url", action="append", default=[], metavar="URL",
                            help="the judges' OpenAI-compatible endpoint: once for all, or once per --judge-model "
                                 "(default: $OPENAI_BASE_URL)")
@@ -74,6 +83,48 @@ def add_rewards_parser(subparsers) -> argparse.ArgumentParser:
     calibrate.add_argument("--json", action="store_true", help="print the report as one JSON object")
     calibrate.set_defaults(func=run_calibrate)
     return rewards
+
+
+def add_judge_options(parser: argparse.ArgumentParser, timeout: bool = True) -> None:
+    """``--judge URL[,URL,URL]``, ``--judge-policy`` (and ``--judge-timeout``): the judge
+    tier (``docs/judge.md``), shared by ``rollout``, ``eval`` and ``rewards``."""
+    from liveroom_sim.rewards.judge.vote import POLICIES
+
+    parser.add_argument("--judge", default=None, metavar="URL[,URL,URL]",
+                        help="LLM judges that vote on compliance, factuality and engagement: one to three "
+                             "OpenAI-compatible base URLs, each with its model after '#' (URL#MODEL; default: the "
+                             "first model the server lists); see docs/judge.md")
+    parser.add_argument("--judge-policy", choices=POLICIES, default="stricter",
+                        help="when rules and judge disagree: stricter (a violation either finds counts; default), "
+                             "judge (the judge decides) or rules (the vote is only recorded)")
+    if timeout:
+        parser.add_argument("--judge-timeout", type=_positive, default=30.0, metavar="S",
+                            help="seconds per judge request")
+
+
+def judge_service(args: argparse.Namespace, in_flight: int = 256):
+    """The :class:`~liveroom_sim.rewards.judge.service.JudgeService` of ``--judge``, or
+    ``None`` without it.
+
+    Raises:
+        ValueError: bad URLs, more than three, or a server that names no model.
+    """
+    if not getattr(args, "judge", None):
+        return None
+    from liveroom_sim.rewards.judge.service import JudgeService, judge_endpoints
+
+    endpoints = judge_endpoints(args.judge, getattr(args, "judge_timeout", 30.0))
+    return JudgeService(endpoints, args.judge_policy, max_in_flight=in_flight)
+
+
+def _judge_note(vote) -> str:
+    """What the judge found, in a few words, for the score table."""
+    if vote is None:
+        return "-"
+    if not vote.counted:
+        return "unavailable"
+    found = [f"violation: {vote.family}" if vote.violation else "", f"error: {vote.claim}" if vote.error else ""]
+    return "; ".join(f for f in found if f) or ("split" if vote.violation is None or vote.error is None else "clean")
 
 
 def _cases_argument(parser: argparse.ArgumentParser) -> None:
@@ -127,16 +178,33 @@ def run_score(args: argparse.Namespace) -> int:
     cases = _load(args.cases)
     if cases is None:
         return 2
-    records = score_cases(cases)
+    try:
+        service = judge_service(args)
+    except ValueError as exc:
+        fail("rewards", f"{exc}")
+        return 2
+    judged = model_for = None
+    if service is not None:
+        from liveroom_sim.rewards.calibrate import judge_cases, judged_models
+
+        judged = judge_cases(cases, service)
+        model_for = judged_models(judged, service.policy)
+    records = score_cases(cases, model_for)
+    for r, j in zip(records, judged or ()):
+        r["judge"] = j.vote.as_dict() if j.vote is not None else None
     if args.json:
         for r in records:
             print(json.dumps(r, ensure_ascii=False))
-        return 0
-    names = [k for k in records[0] if k not in ("id", "line", "env", "gated", "reasons")] if records else []
-    width = max([len(r["id"]) for r in records] + [4])
-    print(f"{'case':<{width}}  " + "  ".join(f"{n:>11}" for n in names))
-    for r in records:
-        print(f"{r['id']:<{width}}  " + "  ".join(f"{r[n]:>+11.3f}" for n in names) + ("  gated" if r["gated"] else ""))
+    else:
+        names = [k for k in records[0] if k not in ("id", "line", "env", "gated", "reasons", "judge")] if records else []
+        width = max([len(r["id"]) for r in records] + [4])
+        print(f"{'case':<{width}}  " + "  ".join(f"{n:>11}" for n in names) + ("  judge" if judged else ""))
+        for i, r in enumerate(records):
+            print(f"{r['id']:<{width}}  " + "  ".join(f"{r[n]:>+11.3f}" for n in names)
+                  + ("  gated" if r["gated"] else "") + (f"  {_judge_note(judged[i].vote)}" if judged else ""))
+    if service is not None:
+        print(f"judge ({', '.join(e.model for e in service.endpoints)}; policy {service.policy}): "
+              + ", ".join(f"{k} {v}" for k, v in sorted(service.stats.items())), file=sys.stderr)
     return 0
 
 
@@ -195,7 +263,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
         fail("rewards", f"{args.cases} holds no labelled case (no case has 'expected' values)")
         return 2
     try:
-        judge_for = _judges(args, cases)
+        if args.judge and (args.judge_model or args.judge_base_url):
+            raise ValueError("give --judge (the judge of every component) or --judge-model (engagement only), "
+                             "not both")
+        judge_for = None if args.judge else _judges(args, cases)
+        args.judge_service = judge_service(args)
     except ValueError as exc:
         fail("rewards", f"{exc}")
         return 2
@@ -204,11 +276,16 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if judge_for is not None:
         judge, model_for = judge_for
         judged = calibrate(cases, model_for, tolerance=args.tolerance)
+    tier = _judge_tier(args, cases)
     if args.json:
         out = {"file": args.cases, "rules": rules.as_dict()}
         if judged is not None:
             out["judge"] = {**judged.as_dict(), "models": [e.model for e in judge.endpoints],
                             "calls": judge.calls, "failures": judge.failures}
+        if tier is not None:
+            service, voted, agreement = tier
+            out["judge_tier"] = {**voted.as_dict(), **service.describe(), "stats": dict(service.stats),
+                                 "agreement": agreement.as_dict()}
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(f"calibration of {args.cases}: {rules.cases} labelled cases\n")
@@ -217,14 +294,39 @@ def run_calibrate(args: argparse.Namespace) -> int:
             models = ", ".join(e.model for e in judge.endpoints)
             print(f"\nrule-based model + LLM judge ({models}; {judge.calls} calls, {judge.failures} failed)\n"
                   + judged.table() + "\n\n" + judged.confusion())
-        else:
-            print("\nno LLM judge (name up to three with --judge-model, or set reward.judge in the spec)")
+        elif tier is None:
+            print("\nno LLM judge (name up to three with --judge URL[,URL,URL], or set reward.judge in the spec)")
+        if tier is not None:
+            service, voted, agreement = tier
+            stats = service.stats
+            print(f"\nrule-based model + judge vote ({', '.join(e.model for e in service.endpoints)}; policy "
+                  f"{service.policy}; {stats['calls']} calls, {stats['failures']} failed)\n"
+                  + voted.table() + "\n\n" + voted.confusion()
+                  + "\n\nrules vs judge, per family (all cases, labelled or not)\n" + agreement.table())
+    if tier is not None and tier[0].stats["calls"] and tier[0].stats["failures"] >= tier[0].stats["calls"]:
+        urls = sorted({redact_url(e.resolved_base_url()) for e in tier[0].endpoints})
+        fail("rewards", f"every judge call failed ({tier[0].stats['failures']} of {tier[0].stats['calls']}) at "
+                        f"{', '.join(urls)}; the judge's tables are the rule-based model's")
+        return 2
     if judge is not None and judge.calls and judge.failures >= judge.calls:
         urls = sorted({redact_url(e.resolved_base_url()) for e in judge.endpoints})
         fail("rewards", f"every judge call failed ({judge.failures} of {judge.calls}) at {', '.join(urls)}; "
               "the judge's table is the rule-based model's")
         return 2
     return 0
+
+
+def _judge_tier(args: argparse.Namespace, cases):
+    """``(service, calibration with the votes applied, rules-vs-judge agreement)`` for
+    ``--judge``, or ``None``."""
+    service = args.judge_service
+    if service is None:
+        return None
+    from liveroom_sim.rewards.calibrate import calibrate, judge_agreement, judge_cases, judged_models
+
+    judged = judge_cases(cases, service)
+    voted = calibrate(cases, judged_models(judged, service.policy), tolerance=args.tolerance)
+    return service, voted, judge_agreement((j.request.rules, j.vote) for j in judged if j.request is not None)
 
 
 def _judges(args: argparse.Namespace, cases):

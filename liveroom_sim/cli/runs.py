@@ -59,6 +59,9 @@ def add_run_parsers(sub, llm_options) -> None:
     ro.add_argument("--tokens", action="store_true",
                     help="openai: ask the endpoint (vLLM) for sampled token ids and logprobs and record them "
                          "(see docs/credit.md)")
+    from liveroom_sim.cli.rewards import add_judge_options
+
+    add_judge_options(ro)  # the judge tier: votes applied to each record (docs/judge.md)
     ro.set_defaults(func=run_rollout)
 
     tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints",
@@ -133,6 +136,10 @@ def run_rollout(args) -> int:
             seed=args.seed, backend=args.backend, workers=args.workers, in_flight=args.in_flight,
             ray_address=args.ray_address, resume=args.resume, force=args.force, normalize=args.normalize,
             record_messages=not args.no_messages)
+        if args.judge:
+            from liveroom_sim.rewards.judge.service import judge_endpoints
+
+            config.judge, config.judge_policy = judge_endpoints(args.judge, args.judge_timeout), args.judge_policy
         env_id(args.env)
     except (LiveRoomError, ValueError) as exc:
         return fail("rollout", str(exc))

@@ -41,11 +41,15 @@ class EvalConfig:
     resume: bool = False
     judge: list = field(default_factory=list)  # judge Endpoints (1 to 3): the LLM judge votes too
     folder: Path | None = None                 # where the suite files are (default: the package's)
+    judge_tier: tuple = ()                     # --judge: Endpoints voting on every component (rewards.judge)
+    judge_policy: str = "stricter"
 
     def settings(self, headers: dict) -> dict:
+        tier = {"judge_tier": {"models": [e.model for e in self.judge_tier], "policy": self.judge_policy}} \
+            if self.judge_tier else {}
         return {"suites": {s: {"version": h["version"], "sha256": h["sha256"]} for s, h in headers.items()},
                 "policy": self.policy.describe(), "samples": self.samples, "limit": self.limit,
-                "judge": [e.model for e in self.judge]}
+                "judge": [e.model for e in self.judge], **tier}
 
 
 def load_cases(config: EvalConfig) -> tuple[dict, list[Case]]:
@@ -62,6 +66,10 @@ def sample_seed(case: Case, i: int) -> int:
 
 
 def _judge(config: EvalConfig):
+    if config.judge_tier:
+        from liveroom_sim.rewards.judge.service import JudgeService
+
+        return JudgeService(config.judge_tier, config.judge_policy, max_in_flight=max(8, 3 * config.concurrency))
     if not config.judge:
         return None
     from liveroom_sim.rewards.judge import LLMJudge
@@ -76,7 +84,11 @@ def _after_turn(case: Case, sample: Sample, turn: AgentTurn, judge) -> Sample:
         # An instruction-following case passes when the reply is accurate and meets every
         # instruction in force (answering in full is lsqa's measure).
         sample.verdict["pass"] = bool(sample.verdict["accuracy"]) and all(follow.values())
-    if judge is not None and turn.ctx is not None and sample.reply and turn.breakdown is not None:
+    if hasattr(judge, "vote") and turn.ctx is not None and sample.reply and turn.breakdown is not None:
+        from liveroom_sim.rewards.judge.apply import judge_turn  # the judge tier: every component
+
+        sample.judge = asyncio.run(judge_turn(judge, turn.room.reward_model, turn.ctx, turn.breakdown.scores))
+    elif judge is not None and turn.ctx is not None and sample.reply and turn.breakdown is not None:
         score = judge(turn.ctx, turn.breakdown.scores["engagement"])
         sample.judge = {"engagement": round(score.value, 4), "rule_engagement": turn.breakdown.scores["engagement"].value,
                         "reason": score.reasons[-1] if score.reasons else ""}
@@ -145,6 +157,13 @@ async def aevaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge
             turn.feed(action, time.perf_counter() - start)
         accounting = getattr(agent, "accounting", None)
         sample = turn.finish(accounting.as_dict() if accounting is not None else None)
+        if hasattr(judge, "vote"):  # the judge tier is asynchronous: its vote is awaited here
+            sample = _after_turn(case, sample, turn, None)
+            if turn.ctx is not None and sample.reply and turn.breakdown is not None:
+                from liveroom_sim.rewards.judge.apply import judge_turn
+
+                sample.judge = await judge_turn(judge, turn.room.reward_model, turn.ctx, turn.breakdown.scores)
+            return sample
         if judge is not None:  # the judge's calls are blocking: keep them off the event loop
             return await asyncio.to_thread(_after_turn, case, sample, turn, judge)
         return _after_turn(case, sample, turn, None)

@@ -14,8 +14,11 @@ loses reward for it), **none** (0: nothing to earn or lose) and **credit** (abov
 - ``confusion``: counts by (label's class, model's class).
 
 Run it for the rule-based model and for the model with an LLM judge, and compare
-(``liveroom rewards calibrate FILE [--judge-model M ...]``): the numbers say how far to
-trust each on cases like these.
+(``liveroom rewards calibrate FILE [--judge URL[,URL,URL]]``): the numbers say how far to
+trust each on cases like these. For the judge tier, :func:`judge_cases` asks the judges
+about a whole file in one batch, :func:`judged_models` scores it again with the votes
+applied, and :func:`judge_agreement` reports rules-vs-judge agreement per compliance
+family and factuality claim kind.
 
 Example:
     >>> from liveroom_sim.rewards.cases import RewardCase
@@ -34,6 +37,10 @@ from dataclasses import dataclass, field
 
 from liveroom_sim.rewards.cases import RewardCase, build_context
 from liveroom_sim.rewards.golden import rule_model
+from liveroom_sim.rewards.judge.apply import VotedJudge
+from liveroom_sim.rewards.judge.request import JudgeRequest, judge_request
+from liveroom_sim.rewards.judge.service import JudgeService
+from liveroom_sim.rewards.judge.vote import Vote
 from liveroom_sim.rewards.model import RewardModel
 
 #: The classes a value falls in, worst first.
@@ -148,3 +155,127 @@ def calibrate(cases: Iterable[tuple[int, RewardCase]], model_for: Callable[[str]
     order = list(models and next(iter(models.values())).weights) + ["total"]
     ranked = sorted(agreements.values(), key=lambda a: order.index(a.name) if a.name in order else len(order))
     return Calibration({a.name: a for a in ranked}, n)
+
+
+@dataclass
+class FamilyAgreement:
+    """How often the rules and the judge agree on one rule family (or claim kind): of the
+    ``cases`` that concern it, ``both`` were found by both, ``rules_only`` and
+    ``judge_only`` by one, and ``neither`` by none."""
+
+    name: str
+    cases: int = 0
+    both: int = 0
+    rules_only: int = 0
+    judge_only: int = 0
+    neither: int = 0
+
+    def add(self, rules: bool, judge: bool) -> None:
+        self.cases += 1
+        if rules and judge:
+            self.both += 1
+        elif rules:
+            self.rules_only += 1
+        elif judge:
+            self.judge_only += 1
+        else:
+            self.neither += 1
+
+    @property
+    def agreement(self) -> float:
+        return (self.both + self.neither) / self.cases if self.cases else math.nan
+
+    def as_dict(self) -> dict:
+        return {"family": self.name, "cases": self.cases, "agreement": self.agreement, "both": self.both,
+                "rules_only": self.rules_only, "judge_only": self.judge_only, "neither": self.neither}
+
+
+@dataclass
+class JudgeAgreement:
+    """Rules-vs-judge agreement per compliance family and per factuality claim kind.
+
+    A case counts under every family the rules or the judge name for it (``none found``
+    when neither finds a violation), and under every kind of claim its reply makes or
+    the judge calls wrong (``no claim`` when there is none). Cases the judges split on,
+    or could not judge, are counted in ``undecided`` only.
+    """
+
+    compliance: dict[str, FamilyAgreement] = field(default_factory=dict)
+    factuality: dict[str, FamilyAgreement] = field(default_factory=dict)
+    undecided: int = 0
+
+    def add(self, rules, vote) -> None:
+        """Count one case: its :class:`~liveroom_sim.rewards.judge.request.RulesVerdict`
+        and :class:`~liveroom_sim.rewards.judge.vote.Vote`."""
+        if vote is None or vote.violation is None or vote.error is None:
+            self.undecided += 1
+            return
+        families = set(rules.families) | ({vote.family} if vote.violation and vote.family else set())
+        for name in families or {"none found"}:
+            self.compliance.setdefault(name, FamilyAgreement(name)).add(rules.violation, vote.violation)
+        kinds = set(rules.claim_kinds) | ({vote.claim} if vote.error and vote.claim else set())
+        for name in kinds or {"no claim"}:
+            self.factuality.setdefault(name, FamilyAgreement(name)).add(rules.error, vote.error)
+
+    def table(self) -> str:
+        """Two tables: compliance by family, factuality by claim kind."""
+        out = []
+        for title, rows in (("compliance family", self.compliance), ("factuality claim kind", self.factuality)):
+            width = max([len(title), *(len(n) for n in rows)])
+            out.append(f"{title:<{width}}  cases  agreement  both  rules only  judge only  neither")
+            for a in sorted(rows.values(), key=lambda a: (-a.cases, a.name)):
+                out.append(f"{a.name:<{width}}  {a.cases:>5}  {a.agreement:>9.3f}  {a.both:>4}  {a.rules_only:>10}  "
+                           f"{a.judge_only:>10}  {a.neither:>7}")
+            out.append("")
+        if self.undecided:
+            out.append(f"{self.undecided} case(s) undecided (the judges split or could not answer)")
+        return "\n".join(out).rstrip()
+
+    def as_dict(self) -> dict:
+        return {"compliance": [a.as_dict() for a in self.compliance.values()],
+                "factuality": [a.as_dict() for a in self.factuality.values()], "undecided": self.undecided}
+
+
+def judge_agreement(pairs: Iterable[tuple]) -> JudgeAgreement:
+    """Rules-vs-judge agreement over ``(RulesVerdict, Vote)`` pairs (labels not needed).
+
+    Example:
+        >>> from liveroom_sim.rewards.judge.request import RulesVerdict
+        >>> from liveroom_sim.rewards.judge.vote import Verdict, tally
+        >>> rules = RulesVerdict(-1.0, 0.0, 0.0, True, False, ("medical or efficacy",))
+        >>> vote = tally([Verdict("j", True, "medical or efficacy", False, None, 0.5)])
+        >>> judge_agreement([(rules, vote)]).compliance["medical or efficacy"].agreement
+        1.0
+    """
+    out = JudgeAgreement()
+    for rules, vote in pairs:
+        out.add(rules, vote)
+    return out
+
+
+@dataclass(frozen=True)
+class JudgedCase:
+    """A case, its judge request (``None``: nothing was said to judge) and the vote."""
+
+    case: RewardCase
+    request: JudgeRequest | None
+    vote: Vote | None
+
+
+def judge_cases(cases: Iterable[tuple[int, RewardCase]], service: JudgeService) -> list[JudgedCase]:
+    """Ask the judges about every case at once; one :class:`JudgedCase` per case, in order."""
+    models: dict[str, RewardModel] = {}
+    pairs = []
+    for _, case in cases:
+        model = models.get(case.env) or models.setdefault(case.env, rule_model(case.env))
+        ctx = build_context(case)
+        pairs.append((case, judge_request(ctx, model.score(ctx).scores)))
+    votes = service.vote_all(r for _, r in pairs)
+    return [JudgedCase(case, req, vote) for (case, req), vote in zip(pairs, votes)]
+
+
+def judged_models(judged: list[JudgedCase], policy: str) -> Callable[[str], RewardModel]:
+    """``env -> RewardModel``: each env's rule-based model with these votes applied."""
+    votes = {j.request.key: j.vote for j in judged if j.request is not None and j.vote is not None}
+    judge = VotedJudge(votes, policy)
+    return lambda env: RewardModel(rule_model(env).config, judge=judge)

@@ -41,9 +41,11 @@ class RewardModel:
     Args:
         config: Weights per component (0 turns a component off; it then scores 0 and
             is reported as such) and the compliance gate.
-        judge: Optional ``judge(ctx, engagement_score) -> Score`` (see
-            :mod:`liveroom_sim.rewards.judge`) that grades engagement; built from the
-            spec's ``reward.judge`` when that is set.
+        judge: Optional ``judge(ctx, engagement_score) -> Score`` that grades
+            engagement (:class:`~liveroom_sim.rewards.judge.LLMJudge`, built from the
+            spec's ``reward.judge`` when that is set), or a judge of every component
+            with ``request(ctx, scores) -> scores`` (:mod:`liveroom_sim.rewards.judge`:
+            the rollouts' deferred vote, or votes already in).
 
     Example:
         >>> from liveroom_sim.spec import RewardConfig
@@ -77,12 +79,20 @@ class RewardModel:
         for name, fn in self._functions:
             scores[name] = fn(ctx) if fn is not None else _OFF
         reply = ctx.kind == "reply"
-        if self.judge is not None and reply and self.weights[_JUDGED]:
+        vote = getattr(self.judge, "request", None)  # a judge of compliance and factuality (rewards.judge)
+        if vote is None and self.judge is not None and reply and self.weights[_JUDGED]:
             scores[_JUDGED] = self.judge(ctx, scores[_JUDGED])
         if reply and not serves(ctx):
             for name in SERVED_ONLY:
                 if scores[name].value > 0:
                     scores[name] = Score(0.0, lambda kept=scores[name]: (*kept.reasons, _WITHHELD))
+        if vote is not None and reply:
+            scores = vote(ctx, scores)
+        return RewardBreakdown(scores, *self.total(scores))
+
+    def total(self, scores: dict[str, Score]) -> tuple[float, bool]:
+        """The weighted total of ``scores`` with the compliance gate applied, and whether
+        the gate applied."""
         total = 0
         for n, w in self._weighted:
             total += w * scores[n].value
@@ -90,7 +100,7 @@ class RewardModel:
         gated = gate is not None and self.weights[_GATE] > 0 and scores[_GATE].value <= gate
         if gated:
             total = min(total, self.weights[_GATE] * scores[_GATE].value, -self.config.severe_penalty)
-        return RewardBreakdown(scores, round(total, 6), gated)
+        return round(total, 6), gated
 
     def settle(self, breakdown: RewardBreakdown, expired: int, left_unanswered: int) -> RewardBreakdown:
         """``breakdown`` with the room's losses during the step added (to the component

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from liveroom_sim.rollout.judging import EpisodeJudge
 from liveroom_sim.rollout.policy_spec import PolicySpec
 from liveroom_sim.rollout.records import episode_record
 
@@ -37,6 +38,16 @@ class RolloutConfig:
     patience_s: float | None = None
     on_infra_failure: Literal["rerun", "drop"] = "rerun"
     infra_retries: int = 1
+    judge: tuple = ()  # judge Endpoints (1 to 3): their vote is applied to each record (rollout.judging)
+    judge_policy: str = "stricter"
+
+    def judge_service(self):
+        """The judge service of this run's settings (``None`` without a judge)."""
+        if not self.judge:
+            return None
+        from liveroom_sim.rewards.judge.service import JudgeService
+
+        return JudgeService(self.judge, self.judge_policy, max_in_flight=max(64, self.in_flight))
 
 
 @dataclass
@@ -50,31 +61,39 @@ class Job:
 
 
 def play_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = True,
-             patience_s: float | None = None) -> dict:
-    """Play one episode of ``job`` (sync); any exception becomes the record's error."""
+             patience_s: float | None = None, judge=None) -> dict:
+    """Play one episode of ``job`` (sync); any exception becomes the record's error.
+    With a ``judge`` (a :class:`~liveroom_sim.rewards.judge.service.JudgeService`), its
+    votes are applied to the record (:mod:`liveroom_sim.rollout.judging`)."""
     import gymnasium as gym
 
     from liveroom_sim.episode import play
 
     try:
-        result = play(gym.make(env_id), policy.build(job.sample_seed), job.seed, record=record_messages,
-                      patience_s=patience_s)
-        return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
+        env = gym.make(env_id)
+        judging = EpisodeJudge(env, judge) if judge is not None else None
+        result = play(env, policy.build(job.sample_seed), job.seed, record=record_messages,
+                      patience_s=patience_s, on_step=judging and judging.on_step)
+        record = episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
+        return judging.settle_now(record) if judging else record
     except Exception as exc:  # noqa: BLE001 - a bad episode is data, not a crash
         return _failed(env_id, policy, job, exc)
 
 
 async def aplay_job(env_id: str, policy: PolicySpec, job: Job, record_messages: bool = True,
-                    patience_s: float | None = None) -> dict:
-    """:func:`play_job` for asyncio (LLM policies are awaited)."""
+                    patience_s: float | None = None, judge=None) -> dict:
+    """:func:`play_job` for asyncio (LLM policies and the judge's votes are awaited)."""
     import gymnasium as gym
 
     from liveroom_sim.episode import aplay
 
     try:
-        result = await aplay(gym.make(env_id), policy.build(job.sample_seed), job.seed, record=record_messages,
-                             patience_s=patience_s)
-        return episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
+        env = gym.make(env_id)
+        judging = EpisodeJudge(env, judge) if judge is not None else None
+        result = await aplay(env, policy.build(job.sample_seed), job.seed, record=record_messages,
+                             patience_s=patience_s, on_step=judging and judging.on_step)
+        record = episode_record(job.group_id, job.sample_index, job.seed, env_id, policy.describe(), result)
+        return await judging.settle(record) if judging else record
     except Exception as exc:  # noqa: BLE001
         return _failed(env_id, policy, job, exc)
 

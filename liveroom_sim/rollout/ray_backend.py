@@ -19,15 +19,16 @@ from liveroom_sim.rollout.records import episode_record
 class RolloutWorker:
     """One Ray actor: registers the env (custom specs too) and plays episodes."""
 
-    def __init__(self, env_id: str, spec_path: str | None):
+    def __init__(self, env_id: str, spec_path: str | None, judge: RolloutConfig | None = None):
         import liveroom_sim
 
         if spec_path:
             liveroom_sim.register_spec(spec_path, env_id)
+        self.judge = judge.judge_service() if judge is not None else None  # one per worker: its cache and calls
 
     async def play(self, env_id: str, policy_json: str, job: dict, record_messages: bool, patience_s: float | None) -> dict:
         record = await aplay_job(env_id, PolicySpec.model_validate_json(policy_json), Job(**job), record_messages,
-                                 patience_s)
+                                 patience_s, self.judge)
         record["worker_pid"] = os.getpid()
         return record
 
@@ -54,7 +55,8 @@ def run_ray(env_id: str, config: RolloutConfig, queue: _Queue, finished) -> int:
     ray = ensure_ray(config.ray_address, num_cpus=max(2, config.workers))
     spec_path = gym.registry[env_id].kwargs.get("spec")
     actor = ray.remote(max_concurrency=max(1, config.in_flight), num_cpus=1)(RolloutWorker)
-    spawn = lambda: actor.remote(env_id, spec_path)  # noqa: E731
+    judge = config if config.judge else None
+    spawn = lambda: actor.remote(env_id, spec_path, judge)  # noqa: E731
     workers = [spawn() for _ in range(max(1, config.workers))]
     load = [0] * len(workers)
     policy_json = config.policy.model_dump_json()

@@ -148,14 +148,15 @@ def run_rollouts(config: RolloutConfig) -> dict:
         progress.update(report)
         return None
 
+    judge = config.judge_service() if config.backend != "ray" else None  # Ray workers build their own
     try:
         if config.backend == "serial":
             queue = _Queue(todo)
             while (job := queue.next()) is not None:
                 queue.again(finished(play_job(env_id, config.policy, job, config.record_messages,
-                                              config.patience_s), job))
+                                              config.patience_s, judge), job))
         elif config.backend == "async":
-            asyncio.run(_run_async(env_id, config, _Queue(todo), finished))
+            asyncio.run(_run_async(env_id, config, _Queue(todo), finished, judge))
         elif config.backend == "ray":
             from liveroom_sim.rollout.ray_backend import run_ray
 
@@ -167,17 +168,18 @@ def run_rollouts(config: RolloutConfig) -> dict:
         report.seconds = time.perf_counter() - started
         progress.close(report)
     workers = config.workers if config.backend == "ray" else 1  # serial and async run in this process
+    judged = {"judge": {**judge.describe(), **judge.stats}} if judge is not None else {}
     return {"env": env_id, "backend": config.backend, "workers": workers, "out": str(config.out),
-            **report.as_dict(), "provenance": origin}
+            **report.as_dict(), **judged, "provenance": origin}
 
 
 async def _run_async(env_id: str, config: RolloutConfig, queue: _Queue,
-                     finished: Callable[[dict, Job], Job | None]) -> None:
+                     finished: Callable[[dict, Job], Job | None], judge=None) -> None:
     running: dict[asyncio.Task, Job] = {}
     while True:
         while len(running) < max(1, config.in_flight) and (job := queue.next()) is not None:
             task = asyncio.ensure_future(aplay_job(env_id, config.policy, job, config.record_messages,
-                                                   config.patience_s))
+                                                   config.patience_s, judge))
             running[task] = job
         if not running:
             return

@@ -14,6 +14,7 @@ _EXPORTS = {
     "scripted_responder": "liveroom_sim.testing.openai_server",
     "policy_responder": "liveroom_sim.testing.openai_server",
     "RESPONDERS": "liveroom_sim.testing.openai_server",
+    "judge_responder": "liveroom_sim.testing.judge",
     "FaultPlan": "liveroom_sim.testing.faults",
     "FAULT_KINDS": "liveroom_sim.testing.faults",
     "assert_reward_cases": "liveroom_sim.rewards.golden",

@@ -104,9 +104,16 @@ def _scripted_avatar() -> Responder:
     return policy_responder(ScriptedAvatar())
 
 
+def _judge() -> Responder:
+    from liveroom_sim.testing.judge import judge_responder
+
+    return judge_responder()
+
+
 RESPONDERS: dict[str, Callable[[], Responder]] = {
     "echo": lambda: echo_responder,
     "scripted-avatar": _scripted_avatar,
+    "judge": _judge,  # a scripted LLM judge (liveroom_sim.testing.judge)
     "fixed": lambda: scripted_responder(["Thanks for watching, ask me anything about today's lineup!"]),
 }
 """Responder name (the CLI's `--responder`) -> zero-argument factory."""

@@ -1,4 +1,5 @@
-"""An optional LLM judge for engagement, through any OpenAI-compatible endpoints.
+"""An optional LLM judge for engagement alone, through any OpenAI-compatible endpoints
+(the judge of every component is the rest of this package).
 
 Off by default. When on (``reward.judge`` in the env spec, ``RewardModel(judge=...)``, or
 ``liveroom rewards calibrate --judge-model M``), it asks a model whether the reply

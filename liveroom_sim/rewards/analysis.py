@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from liveroom_sim.rewards.reading import RuleReading, read_reply
 from liveroom_sim.rewards.reading import obeyed as obeyed_by
-from liveroom_sim.rewards.claim import STATED_TOLERANCE, TRUE_VERDICTS, ClaimKind, Verdict
+from liveroom_sim.rewards.claim import FACT_VERDICTS, STATED_TOLERANCE, TRUE_VERDICTS, ClaimKind, Verdict
 from liveroom_sim.rewards.claims import Claim, catalog_index, check_claims, read, trie_pattern
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import Fact, occurrences
@@ -43,6 +43,9 @@ class Analysis(NamedTuple):
     addressed: bool = False
     found: tuple[Quantity, ...] = ()
     rules: RuleReading | None = None
+    subjects: tuple[str, ...] = ()
+
+    # ``subjects``: the products the reply says something about (see :func:`subjects_of`).
 
     @property
     def wrong(self) -> int:
@@ -86,7 +89,25 @@ def analyze(ctx) -> Analysis:
                     missing=tuple([f for f in facts if f not in stated]) if facts else (),
                     mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, rules),
                     refusal_clauses=refusal_clauses,
-                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules)
+                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules,
+                    subjects=subjects_of(products, claims, market.catalog.by_id))
+
+
+def subjects_of(products: tuple[str, ...], claims, by_id) -> tuple[str, ...]:
+    """The products a reply says something about: those it names, and those its claims of
+    fact are about (a claim names no product when it is about the one asked about, or
+    the featured one). A reply that names no product and claims no fact is about none:
+    it owes no product's disclosures ("let me check that for you"); a number without a
+    unit states no fact, and an order is no product.
+
+    >>> from liveroom_sim.rewards.claim import Claim
+    >>> subjects_of(("mouse",), [Claim("price", "$5", "correct", "bars")], {"mouse": 1, "bars": 2})
+    ('mouse', 'bars')
+    >>> subjects_of((), [Claim("number", "30", "unitless", "bars")], {"bars": 2})
+    ()
+    """
+    about = [c.product for c in claims if c.verdict in FACT_VERDICTS and c.product in by_id]
+    return tuple(dict.fromkeys((*products, *about))) if about else products
 
 
 @lru_cache(maxsize=64)

@@ -90,24 +90,33 @@ def analyze(ctx) -> Analysis:
                     mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, rules),
                     refusal_clauses=refusal_clauses,
                     addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules,
-                    subjects=subjects_of(products, claims, market.catalog.by_id))
+                    subjects=subjects_of(products, claims, q.product if q is not None else market.featured))
 
 
-def subjects_of(products: tuple[str, ...], claims, by_id) -> tuple[str, ...]:
-    """The products a reply says something about: those it names, and those its claims of
-    fact are about (a claim names no product when it is about the one asked about, or
-    the featured one). A reply that names no product and claims no fact is about none:
-    it owes no product's disclosures ("let me check that for you"); a number without a
-    unit states no fact, and an order is no product.
+#: Claims about the shop's deals rather than one product (a code, what it takes off).
+_STORE_WIDE = frozenset({ClaimKind.COUPON, ClaimKind.COUPON_VALUE})
+
+
+def subjects_of(products: tuple[str, ...], claims, unnamed: str | None) -> tuple[str, ...]:
+    """The products a reply says something about: those it names, and the one its claims
+    of fact are about when they name none (``unnamed``: the product asked about, or with
+    no question the featured one). A reply that names no product and claims no fact
+    about the one asked about is about none: it owes no product's disclosures ("let me
+    check that for you", an order's arrival); a number without a unit states no fact,
+    and a coupon code or its value, said of no product, is the shop's deal.
 
     >>> from liveroom_sim.rewards.claim import Claim
-    >>> subjects_of(("mouse",), [Claim("price", "$5", "correct", "bars")], {"mouse": 1, "bars": 2})
+    >>> subjects_of(("mouse",), [Claim("price", "$5", "correct", "bars")], "bars")
     ('mouse', 'bars')
-    >>> subjects_of((), [Claim("number", "30", "unitless", "bars")], {"bars": 2})
+    >>> subjects_of((), [Claim("number", "30", "unitless", "bars")], "bars")
     ()
     """
-    about = [c.product for c in claims if c.verdict in FACT_VERDICTS and c.product in by_id]
-    return tuple(dict.fromkeys((*products, *about))) if about else products
+    if unnamed is None or unnamed in products:
+        return products
+    for c in claims:
+        if c.product == unnamed and c.verdict in FACT_VERDICTS and c.kind not in _STORE_WIDE:
+            return (*products, unnamed)
+    return products
 
 
 @lru_cache(maxsize=64)

@@ -43,9 +43,7 @@ class Analysis(NamedTuple):
     addressed: bool = False
     found: tuple[Quantity, ...] = ()
     rules: RuleReading | None = None
-    subjects: tuple[str, ...] = ()
-
-    # ``subjects``: the products the reply says something about (see :func:`subjects_of`).
+    subjects: tuple[str, ...] = ()  # the products it says something about (see subjects_of)
 
     @property
     def wrong(self) -> int:

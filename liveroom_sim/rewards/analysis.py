@@ -69,10 +69,13 @@ def analyze(ctx) -> Analysis:
     if mark in norm:
         found = list(mention_pattern(fmt).finditer(norm))
         bare = _blanked(norm, [m.span() for m in found])
-        # The compliance reading blanks the asker's handle alone ("@企鹅要减肥" claims no
-        # slimming); any other "@name" is read as said (a policy could hide a claim in one).
+        # The compliance reading blanks the asker's handle ("@企鹅要减肥" claims no slimming)
+        # and the opening one, its addressee's whether or not that viewer still waits
+        # ("<@小熊要减肥> 每日坚果现在117.90元" to a viewer answered before); any other
+        # "@name" is read as said (a policy could hide a claim in one).
         asker = q.asker if q is not None else None
-        heard = _blanked(norm, [m.span() for m in found if m.group(1) == asker])
+        heard = _blanked(norm, [m.span() for i, m in enumerate(found)
+                                if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()])
     reading = read(market.catalog, bare)
     products = tuple(dict.fromkeys([pid for _, _, pid in reading.mentions])) if reading.mentions else ()
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,

@@ -108,7 +108,8 @@ class AgentTurn:
         room = self.room
         target = next((m for m in room.crowd.pending if m.mid == self.case.question.mid), None)
         if target is None:
-            target = reply_target(text, room.crowd, room.harness.constraints.mention_format, room.facts_of)
+            target = reply_target(text, room.crowd, room.harness.constraints.mention_format, room.facts_of,
+                                  room.market.catalog)
         lat = room.spec.latency
         ctx = room.reply_context(text, target, lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000))
         hooks = fired_hooks(ctx)

@@ -9,7 +9,8 @@ from liveroom_sim.policies.scripted import ScriptedAvatar
 
 def make_policy(name: str, **options):
     """Build a policy by name: ``scripted`` (optionally ``temperature`` and ``seed``, see
-    :class:`ScriptedAvatar`), ``naive`` or ``openai``.
+    :class:`ScriptedAvatar`), ``brief`` (the briefer honest host,
+    :class:`~liveroom_sim.policies.brief.BriefAvatar`), ``naive`` or ``openai``.
 
     ``openai`` takes ``model`` and optionally ``base_url``, ``api_key``, ``timeout_s``,
     ``max_retries``, ``direct`` (see :class:`liveroom_sim.llm.client.Endpoint`) and sampling
@@ -22,7 +23,9 @@ def make_policy(name: str, **options):
         endpoint_keys = ("model", "base_url", "api_key", "timeout_s", "max_retries", "direct")
         endpoint = Endpoint(**{k: options.pop(k) for k in endpoint_keys if k in options})
         return OpenAIAvatar(endpoint, **options)
-    policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar}
+    from liveroom_sim.policies.brief import BriefAvatar
+
+    policies = {"scripted": ScriptedAvatar, "naive": NaiveAvatar, "brief": BriefAvatar}
     if name not in policies:
         raise UnknownNameError("policy", name, [*policies, "openai"])
     if name == "scripted":

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from liveroom_sim.rewards.reading import RuleReading, read_reply
 from liveroom_sim.rewards.reading import obeyed as obeyed_by
-from liveroom_sim.rewards.claim import STATED_TOLERANCE, TRUE_VERDICTS, ClaimKind, Verdict
+from liveroom_sim.rewards.claim import FACT_VERDICTS, STATED_TOLERANCE, TRUE_VERDICTS, ClaimKind, Verdict
 from liveroom_sim.rewards.claims import Claim, catalog_index, check_claims, read, trie_pattern
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import Fact, occurrences
@@ -43,6 +43,7 @@ class Analysis(NamedTuple):
     addressed: bool = False
     found: tuple[Quantity, ...] = ()
     rules: RuleReading | None = None
+    subjects: tuple[str, ...] = ()  # the products it says something about (see subjects_of)
 
     @property
     def wrong(self) -> int:
@@ -68,10 +69,13 @@ def analyze(ctx) -> Analysis:
     if mark in norm:
         found = list(mention_pattern(fmt).finditer(norm))
         bare = _blanked(norm, [m.span() for m in found])
-        # The compliance reading blanks the asker's handle alone ("@企鹅要减肥" claims no
-        # slimming); any other "@name" is read as said (a policy could hide a claim in one).
+        # The compliance reading blanks the asker's handle ("@企鹅要减肥" claims no slimming)
+        # and the opening one, its addressee's whether or not that viewer still waits
+        # ("<@小熊要减肥> 每日坚果现在117.90元" to a viewer answered before); any other
+        # "@name" is read as said (a policy could hide a claim in one).
         asker = q.asker if q is not None else None
-        heard = _blanked(norm, [m.span() for m in found if m.group(1) == asker])
+        heard = _blanked(norm, [m.span() for i, m in enumerate(found)
+                                if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()])
     reading = read(market.catalog, bare)
     products = tuple(dict.fromkeys([pid for _, _, pid in reading.mentions])) if reading.mentions else ()
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,
@@ -86,7 +90,34 @@ def analyze(ctx) -> Analysis:
                     missing=tuple([f for f in facts if f not in stated]) if facts else (),
                     mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, rules),
                     refusal_clauses=refusal_clauses,
-                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules)
+                    addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules,
+                    subjects=subjects_of(products, claims, q.product if q is not None else market.featured))
+
+
+#: Claims about the shop's deals rather than one product (a code, what it takes off).
+_STORE_WIDE = frozenset({ClaimKind.COUPON, ClaimKind.COUPON_VALUE})
+
+
+def subjects_of(products: tuple[str, ...], claims, unnamed: str | None) -> tuple[str, ...]:
+    """The products a reply says something about: those it names, and the one its claims
+    of fact are about when they name none (``unnamed``: the product asked about, or with
+    no question the featured one). A reply that names no product and claims no fact
+    about the one asked about is about none: it owes no product's disclosures ("let me
+    check that for you", an order's arrival); a number without a unit states no fact,
+    and a coupon code or its value, said of no product, is the shop's deal.
+
+    >>> from liveroom_sim.rewards.claim import Claim
+    >>> subjects_of(("mouse",), [Claim("price", "$5", "correct", "bars")], "bars")
+    ('mouse', 'bars')
+    >>> subjects_of((), [Claim("number", "30", "unitless", "bars")], "bars")
+    ()
+    """
+    if unnamed is None or unnamed in products:
+        return products
+    for c in claims:
+        if c.product == unnamed and c.verdict in FACT_VERDICTS and c.kind not in _STORE_WIDE:
+            return (*products, unnamed)
+    return products
 
 
 @lru_cache(maxsize=64)

@@ -59,7 +59,8 @@ class CatalogIndex:
                 d["battery"] = float(p.battery_hours)
             self.durations[p.id] = d
             text = " ".join(str(getattr(p, f, "")) for f in
-                            ("material", "specs", "volume_ml", "net_weight_g", "sizes", "pitch", "ingredients"))
+                            ("material", "specs", "volume_ml", "net_weight_g", "sizes", "pitch", "ingredients",
+                             "care", "storage"))
             self.numbers[p.id] = {float(x) for x in re.findall(r"\d+(?:\.\d+)?", text)}
             self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
             self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}

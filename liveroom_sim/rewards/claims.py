@@ -123,7 +123,10 @@ def check_claims(reply: str, reading: ReplyLayout, market: Market, asked: str | 
         lookups: ``(canonical tool, argument)`` pairs looked up this exchange, or ``None``.
     """
     norm = reading.norm
-    order_of = orders_at(norm, market.catalog, order) if order is not None else None
+    # An order the reply names is read as the one its numbers may be about, asked or not
+    # (a merged request asks about a product first and an order after it).
+    order_of = orders_at(norm, market.catalog, order) \
+        if order is not None or any(h in norm for h in reading.index.order_heads) else None
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
     found: list[Quantity] = []
@@ -137,7 +140,7 @@ def check_claims(reply: str, reading: ReplyLayout, market: Market, asked: str | 
     claims = []
     for q in found:
         s = q.span[0]
-        c = _number_claim(q, reading, market, fallback, order_of and _eta(market, order_of(s)))
+        c = _number_claim(q, reading, market, fallback, order_of and (oid := order_of(s)) and _eta(market, oid))
         if c is not None and q.dim != Dim.BARE and may_hedge(norm, s) and (hedge := hedge_before(norm, s, reading.clause(s)[0])):
             c = hedged_claim(c, hedge, market)  # "not $30, it's $24.99", "under $30", 不到200元
         if c is not None:
@@ -206,7 +209,16 @@ def _bare_claim(at: Around) -> Claim | None:
         return Claim(K.COUPON_VALUE, said, _verdict(near(v, truth, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
     if v in at.r.index.numbers[pid]:
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
+    unit = _SPEC_UNIT.match(at.after)
+    if unit:
+        # 30℃, 65 cm, 38码: a unit the quantity reader does not know is still a unit; the
+        # number is a spec the catalog states of the product, or a made-up one.
+        return Claim(K.SIZE, said + unit[0], V.INVENTED, pid, v, Dim.SIZE)
     return Claim(K.NUMBER, said, V.UNITLESS, pid, v, Dim.BARE)
+
+
+#: Units of a spec sheet that a bare number may be said with (after normalising: ℃ is °c).
+_SPEC_UNIT = re.compile(r"\s?(?:°\s?[cf]|度|摄氏度|[cm]m\b|厘米|毫米|米|码|寸|英寸|kg\b|公斤|斤|m\b|l\b|升|w\b|v\b|hz\b|db\b)")
 
 
 def _money_claim(at: Around) -> Claim:

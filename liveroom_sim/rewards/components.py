@@ -79,7 +79,9 @@ def factuality(ctx) -> Score:
     binary accuracy, for any claim that is not: 1 for each false, outdated or
     wrong-currency claim, 0.5 for each number without a unit or true claim not looked
     up this exchange (down to -1); one correct number does not make a reply factual.
-    A reply that claims no checkable fact is neutral (0). Tool turns: 0.
+    A reply that claims no checkable fact is neutral (0); so is one whose need asks for
+    no fact (a greeting, a refused bait: see
+    :func:`~liveroom_sim.rewards.conduct.facts_needed`). Tool turns: 0.
     """
     if ctx.kind != "reply" or not ctx.delivered:
         return Score(0.0)
@@ -87,7 +89,10 @@ def factuality(ctx) -> Score:
     if not claims:
         return Score(0.0, ("no checkable claim",))
     cost = sum(CLAIM_COST.get(c.verdict, 0.0) for c in claims)
-    return Score(_clamp(-cost) if cost else 1.0, lambda: tuple(f"{c.verdict} {kind_label(c.kind)} claim: {c.said}" for c in claims))
+    said = lambda: tuple(f"{c.verdict} {kind_label(c.kind)} claim: {c.said}" for c in claims)  # noqa: E731
+    if not cost and not ctx.facts_needed:
+        return Score(0.0, lambda: (*said(), "no fact was asked for: true facts earn nothing here"))
+    return Score(_clamp(-cost) if cost else 1.0, said)
 
 
 def compliance(ctx) -> Score:

@@ -11,6 +11,7 @@ from functools import lru_cache
 from liveroom_sim.rewards.components import Score, _clamp
 from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.tooluse import lookup_failed_for, unchecked_claims
+from liveroom_sim.world.personas import FACT_INTENTS
 from liveroom_sim.world.text import contains, mention_pattern, normalize
 
 #: Question intents answered by refusing (politely) rather than with facts (the name the
@@ -117,14 +118,46 @@ def serves_of(ctx) -> bool:
         ctx.need[0] > 0 or (pitch_owed(ctx) and ctx.market.featured in ctx.analysis.products))
 
 
+def credit_share(ctx) -> float:
+    """The share of a whole reply's credits this reply earns, in [0, 1]: how much of the
+    need it serves it newly meets. Per-reply credits (the positive values of the served
+    components, and engagement's addressing and timeliness) are paid once per need, in
+    proportion: answering one ask of a two-ask question earns half of them, the reply
+    that answers the other ask the other half, and saying it all again nothing. A
+    greeting greeted back, a bait refused and an owed pitch made are needs met whole;
+    the honest "I can't check that now" meets :data:`CANNOT_CHECK` of one. Read once
+    per turn (:attr:`~liveroom_sim.rewards.context.TurnContext.credit`)."""
+    return ctx.credit
+
+
+def credit_of(ctx) -> float:
+    """:func:`credit_share`, computed (what the context keeps)."""
+    if not ctx.serves_need:
+        return 0.0
+    met, q = ctx.need[0], ctx.question
+    if met <= 0:
+        return 1.0  # an owed pitch, made
+    return min(1.0, met) if q.facts or q.intent in REFUSED else 1.0
+
+
+def facts_needed(ctx) -> bool:
+    """Whether the need a reply serves asks for facts: a question of fact, or the pitch
+    of the featured product when it is owed. A greeting or a refused bait asks for
+    none, so true facts said to it (the featured product's price appended to every
+    reply) earn no accuracy or tool credit; false ones still cost."""
+    q = ctx.question
+    return bool(q.facts) or q.intent in FACT_INTENTS if q is not None else pitch_owed(ctx)
+
+
 def engagement(ctx) -> Score:
     """Effectiveness: did the reply serve a waiting viewer's need, in time?
 
     Range [-1, 1]. Earns the need it newly meets (see :func:`need_met`: 1 for a full
     answer, 0.5 for part of one, paid once per question; 1 for a polite refusal of a
     bait; 0.4 for greeting a viewer) times 0.8, and, on a reply that meets a need,
-    addressing the asker (0.1), timeliness (0.1 times exp(-wait / (4 x latency budget)))
-    and the asker's satisfaction change and purchases (up to +-0.1). A reply that serves
+    addressing the asker (0.1) and timeliness (0.1 times exp(-wait / (4 x latency
+    budget))), both times the share of the need newly met (:func:`credit_share`), and the
+    asker's satisfaction change and purchases (up to +-0.1). A reply that serves
     nobody scores 0 (what the room loses by it is charged in ``outcome``: questions that
     expire, viewers who leave): a reply that serves nobody is worth what silence is, so
     ending the shift early is never better than staying. Saying the same line again is
@@ -143,7 +176,8 @@ def engagement(ctx) -> Score:
     if met > 0:
         timely = math.exp(-q.waited_s / (4 * ctx.latency_budget_s))
         outcome = max(-0.1, min(0.1, ctx.outcome.satisfaction_delta * 0.4 + 0.05 * purchases))
-        value += 0.1 * a.addressed + 0.1 * timely + outcome
+        # (addressing and timeliness are paid once per need: in proportion to the share met)
+        value += (0.1 * a.addressed + 0.1 * timely) * credit_share(ctx) + outcome
     max_chars = ctx.max_chars
     too_long = len(ctx.reply.strip()) > max_chars
     if too_long:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from liveroom_sim.harness.core import Harness
 from liveroom_sim.rewards.analysis import analyze
-from liveroom_sim.rewards.conduct import need_of, serves_of
+from liveroom_sim.rewards.conduct import credit_of, facts_needed, need_of, serves_of
 from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.market import Market
 
@@ -123,6 +123,18 @@ class TurnContext:
         :func:`~liveroom_sim.rewards.conduct.serves`)."""
         return serves_of(self)
 
+    @cached_property
+    def credit(self) -> float:
+        """The share of a whole reply's credits the reply earns (see
+        :func:`~liveroom_sim.rewards.conduct.credit_share`)."""
+        return credit_of(self)
+
+    @property
+    def facts_needed(self) -> bool:
+        """Whether the need the reply serves asks for facts (see
+        :func:`~liveroom_sim.rewards.conduct.facts_needed`)."""
+        return facts_needed(self)
+
     def with_outcome(self, outcome: Outcome, hooks: tuple[str, ...]) -> "TurnContext":
         """Record the room's reaction and the hooks that fired (the room's one change to a
         context, made before any component reads it); returns the context.
@@ -131,7 +143,7 @@ class TurnContext:
         with their reaction; the reading is the same, so it is carried over.
         """
         self.outcome, self.hooks = outcome, hooks
-        for derived in ("need", "serves_need"):  # they read the hooks: computed again when asked
+        for derived in ("need", "serves_need", "credit"):  # they read the hooks: computed again when asked
             self.__dict__.pop(derived, None)
         return self
 

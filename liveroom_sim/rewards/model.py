@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from liveroom_sim.rewards.components import Score
-from liveroom_sim.rewards.conduct import serves
+from liveroom_sim.rewards.conduct import credit_share
 from liveroom_sim.rewards.context import TurnContext
 from liveroom_sim.rewards.registry import COMPONENTS, the_one
 from liveroom_sim.rewards.tooluse import outcome
@@ -53,8 +53,9 @@ class RewardModel:
         1.0
 
     A reply earns positive reward only when it serves a need of the room (a waiting
-    viewer's question, or the featured product when it is owed and nobody waits); its
-    costs count always. See ``docs/rewards.md``.
+    viewer's question, or the featured product when it is owed and nobody waits), in
+    proportion to the share of that need it newly meets (half an answer, half the
+    credits; the same answer again, none); its costs count always. See ``docs/rewards.md``.
     """
 
     def __init__(self, config: RewardConfig, judge=None):
@@ -82,10 +83,14 @@ class RewardModel:
         vote = getattr(self.judge, "request", None)  # a judge of compliance and factuality (rewards.judge)
         if vote is None and self.judge is not None and reply and self.weights[_JUDGED]:
             scores[_JUDGED] = self.judge(ctx, scores[_JUDGED])
-        if reply and not serves(ctx):
-            for name in SERVED_ONLY:
-                if scores[name].value > 0:
-                    scores[name] = Score(0.0, lambda kept=scores[name]: (*kept.reasons, _WITHHELD))
+        if reply:
+            share = credit_share(ctx)
+            if share < 1.0:  # (credits are paid once per need, in proportion to the share met)
+                for name in SERVED_ONLY:
+                    kept = scores[name]
+                    if kept.value > 0:
+                        scores[name] = Score(round(kept.value * share, 6), lambda kept=kept, share=share: (
+                            *kept.reasons, _WITHHELD if not share else f"{share:.0%} of the credit: share of the need newly met"))
         if vote is not None and reply:
             scores = vote(ctx, scores)
         return RewardBreakdown(scores, *self.total(scores))

@@ -303,9 +303,8 @@ def due_products(ctx, when: str) -> list[str]:
 
 def due_by_disclosure(ctx, whens) -> list[list[str]]:
     """:func:`due_products` for each of ``whens``, reading the reply's products once."""
-    a, q = ctx.analysis, ctx.question
-    asked = q.product if q is not None and q.product else None
-    talked_about = (*a.products, asked) if asked and asked not in a.products else a.products
+    # The products the reply says something about: a claim-free reply owes nothing.
+    talked_about = ctx.analysis.subjects
     if not talked_about:
         return [[] for _ in whens]
     tags = product_tags(ctx.market.catalog)

@@ -25,7 +25,9 @@ def tool_rationality(ctx) -> Score:
     check that right now" claims none), or when the caller does not track lookups. A
     tool turn: 0, minus
     0.25 per call repeating one already made this exchange (down to -1); errors are the
-    harness component's. The +1 is earned only by a reply that serves a need.
+    harness component's. The +1 is earned only by a reply that serves a need that asks
+    for facts (a question of fact, or an owed pitch), in proportion to the share of it
+    newly met.
     """
     if ctx.kind == "tool":
         if ctx.redundant_calls:
@@ -39,6 +41,8 @@ def tool_rationality(ctx) -> Score:
     if not claims:
         return Score(0.0, ("no fact claimed",))
     if not missing:
+        if not ctx.facts_needed:  # (a fact nobody asked for needs no lookup to be paid for)
+            return Score(0.0, (f"all {len(claims)} fact(s) looked up, but no fact was asked for",))
         return Score(1.0, (f"all {len(claims)} fact(s) looked up this exchange",))
     unchecked = [f"{kind_label(c.kind)} {c.said}" for c in unchecked_claims(ctx)]
     if unchecked:

@@ -12,11 +12,12 @@ import itertools
 
 import numpy as np
 
-from liveroom_sim.rewards.analysis import Analysis, addresses
+from liveroom_sim.rewards.analysis import Analysis, addresses, products_named
 from liveroom_sim.rewards.claims import MAX_CLAIMS
 from liveroom_sim.rewards.context import Outcome
 from liveroom_sim.sim.crowd import Crowd
 from liveroom_sim.sim.viewers import ChatMessage
+from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.text import iter_quantities, mentions, normalize
@@ -64,31 +65,40 @@ def react(crowd: Crowd, market: Market, rng: np.random.Generator, clock: float,
     return Outcome(round(delta, 6), bought)
 
 
-def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of) -> ChatMessage | None:
-    """The waiting message a reply answers: the addressed viewer's oldest, else the
-    question whose facts the reply states most (``facts_of(message)`` gives them)."""
+def reply_target(text: str, crowd: Crowd, mention_format: str, facts_of, catalog: Catalog | None = None) -> ChatMessage | None:
+    """The waiting message a reply answers, read by what it says: the addressed viewer's
+    message whose asks it answers best, else the question whose facts it states most
+    (``facts_of(message)`` gives them).
+
+    A fact counts for a message only when it is said of that message's product: a reply
+    that names products (``catalog`` tells their names) states nothing of a product it
+    does not name ("the silent mouse comes with 12 months of warranty" answers the
+    mouse question, not the protein bars' shelf life of 12 months). On a tie, the
+    message whose products the reply names wins, then the oldest."""
     pending = crowd.waiting()
     if not pending or not text.strip():
         return None
     first = first_addressed(text, pending, mention_format)
     if first is not None:
-        # The addressed viewer's message the reply answers best (the oldest on a tie).
         mine = crowd.waiting_of(first)
         questions = [m for m in mine if m.is_fact_question]
         if not questions or (len(questions) == 1 and questions[0] is mine[0]):
             return mine[0]  # the best is the oldest whatever the reply states
-        stated = _Stated(text)
-        return max(mine, key=lambda m: stated.count(facts_of(m)) if m.is_fact_question else 0)
+        stated = _Stated(text, catalog)
+        return max(mine, key=lambda m: stated.score(m, facts_of(m)) if m.is_fact_question else _NOTHING)
     if mentions(text, mention_format):
         return None  # addressed to someone who is not waiting (or to @everyone)
-    stated = _Stated(text)
-    best, best_n = None, 0
+    stated = _Stated(text, catalog)
+    best, best_n = None, _NOTHING
     for m in pending:
         if m.is_fact_question:
-            n = stated.count(facts_of(m))
-            if n > best_n:
+            n = stated.score(m, facts_of(m))
+            if n[0] > 0 and n > best_n:
                 best, best_n = m, n
     return best
+
+
+_NOTHING = (0, 0)
 
 
 def first_addressed(text: str, pending, mention_format: str):
@@ -126,23 +136,38 @@ def _uncased(s: str) -> bool:
 
 
 class _Stated:
-    """Which facts a reply states, read once: the reply normalised and its numbers
-    (like the claim reader, at most the first MAX_CLAIMS count), each fact judged once
-    (waiting questions often share one: the price of the product on stage)."""
+    """Which facts a reply states, read once: the reply normalised, its numbers (like the
+    claim reader, at most the first MAX_CLAIMS count) and the products it names, each
+    fact judged once (waiting questions often share one: the price of the product on
+    stage)."""
 
-    __slots__ = ("norm", "found", "_seen")
+    __slots__ = ("norm", "found", "named", "ids", "_seen")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, catalog: Catalog | None = None):
         self.norm = normalize(text)
         self.found = list(itertools.islice(iter_quantities(self.norm), MAX_CLAIMS))
+        self.named = frozenset(products_named(catalog, self.norm)) if catalog is not None else frozenset()
+        self.ids = catalog.by_id if self.named else {}  # (an order's facts are not a product's)
         self._seen: dict[Fact, bool] = {}
 
-    def count(self, facts) -> int:
+    def count(self, facts, subjects: frozenset = frozenset()) -> int:
+        """How many of ``facts`` the reply states; when it names products, only those of a
+        product it names count (``subjects``: the products or orders the facts are of,
+        when a fact does not say)."""
         n = 0
-        seen = self._seen
+        seen, named = self._seen, self.named
         for f in facts:
+            about = {f.about} if f.about is not None else subjects
+            if named and about and not about & named and all(p in self.ids for p in about):
+                continue  # said of another product than this one
             hit = seen.get(f)
             if hit is None:  # (facts are frozen: an equal fact is stated as this one is)
                 hit = seen[f] = f.stated_in(self.norm, self.found)
             n += hit
         return n
+
+    def score(self, m: ChatMessage, facts) -> tuple[int, int]:
+        """How well the reply answers message ``m``: the facts of it stated, then how many
+        of its products the reply names."""
+        subjects = frozenset(a.product for a in m.asks if a.product)
+        return self.count(facts, subjects), len(subjects & self.named)

@@ -244,7 +244,7 @@ class Room:
 
     def _reply_turn(self, action: Action, latency: float, reasoning: int) -> Turn:
         text = action.text
-        target = reply_target(text, self.crowd, self.harness.constraints.mention_format, self.facts_of)
+        target = reply_target(text, self.crowd, self.harness.constraints.mention_format, self.facts_of, self.market.catalog)
         ctx = self.reply_context(text, target, latency)
         ctx.reasoning_chars, ctx.reasoning_budget = self._reasoning_fields(reasoning).values()
         hooks = fired_hooks(ctx)

@@ -7,9 +7,11 @@ The adversary suite runs 3 seeds per env by default; ``LIVEROOM_SEEDS=20`` (set 
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 from functools import lru_cache
+from unittest import mock
 
 import gymnasium as gym
 import pytest
@@ -17,8 +19,9 @@ import pytest
 import liveroom_sim  # noqa: F401
 from liveroom_sim.episode import play
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
+from liveroom_sim.policies.brief import BriefAvatar
 from liveroom_sim.policies.learned import LearnedAvatar
-from liveroom_sim.policies.reading import _waiting
+from liveroom_sim.policies.reading import _FEATURED, _language, _lineup, _system_text, _tool_role, _update, _waiting
 from liveroom_sim.spec import COMPONENTS
 from liveroom_sim.testing.adversaries import ADVERSARIES, quit_early
 
@@ -170,3 +173,125 @@ def _shipped(name: str) -> dict[str, float]:
     make = {"scripted": ScriptedAvatar, "naive": NaiveAvatar, "learned": lambda: LearnedAvatar(seed=1)}[name]
     runs = [play(env, make(), seed).returns for seed in range(5)]
     return {k: statistics.mean(r[k] for r in runs) for k in runs[0]}
+
+
+# ------------------------------------------------- issue 25: reward hunters and a briefer host
+class _NameDropper(ScriptedAvatar):
+    """Issue 25's stacking hack: the reference host, plus "<featured product> #ad" (广告)
+    appended to every reply, greetings and refusals included; with ``price``, the featured
+    product's price is looked up in every tool turn and said too ("<featured> $24.99 #ad")."""
+
+    def __init__(self, price: bool = False):
+        super().__init__()
+        self.price = price
+
+    def __call__(self, observation: str, info: dict) -> str:
+        action = super().__call__(observation, info)
+        featured = (_FEATURED.findall(_update(info["messages"])) or [""])[-1]
+        if not featured:
+            return action
+        if action.lstrip().startswith("{"):
+            return self._with_price_call(action, info, featured) if self.price else action
+        lang = _language(info)
+        name = _lineup(_system_text(info["messages"])).get(featured, [featured])[0]
+        price = self._looked_up_price(info["messages"], featured) if self.price else None
+        said = name + (f" ${price:g}" if price is not None and lang == "en" else f" {price:g}元" if price is not None else "")
+        return f"{action} {said}{'! #ad' if lang == 'en' else '！广告'}"
+
+    def _with_price_call(self, action: str, info: dict, featured: str) -> str:
+        message = json.loads(action)
+        for t in info["tools"]:
+            fn = t["function"]
+            params = list(fn.get("parameters", {}).get("properties", {}))
+            if _tool_role(fn) == "price" and len(params) == 1:
+                call = {"name": fn["name"], "arguments": json.dumps({params[0]: featured})}
+                if all(c["function"] != call for c in message["tool_calls"]):
+                    message["tool_calls"].append({"id": "call_featured", "type": "function", "function": call})
+                return json.dumps(message, ensure_ascii=False)
+        return action
+
+    @staticmethod
+    def _looked_up_price(messages: list[dict], featured: str) -> float | None:
+        for m in reversed(messages):
+            if m["role"] == "user":
+                break  # only this exchange's lookups
+            if m["role"] == "tool":
+                try:
+                    data = json.loads(m["content"])
+                except (TypeError, json.JSONDecodeError):
+                    continue
+                if isinstance(data, dict) and data.get("product_id", data.get("id")) == featured and "price" in data:
+                    return float(data["price"])
+        return None
+
+
+class _SplitAnswers(ScriptedAvatar):
+    """Issue 25's half-answer hack: the reference host, answering one ask of a multi-ask
+    request per reply (and the next ask in the next), to collect per-reply credits once
+    per reply rather than once per need."""
+
+    def __call__(self, observation: str, info: dict) -> str:
+        with mock.patch("liveroom_sim.policies.scripted._asks_per_reply", lambda *args: 1):
+            return super().__call__(observation, info)
+
+
+class _HalfAnswers(ScriptedAvatar):
+    """Half an answer, left there: the reference host's reply cut after its first
+    sentence (the rest of a two-fact answer never said)."""
+
+    def __call__(self, observation: str, info: dict) -> str:
+        action = super().__call__(observation, info)
+        if action.lstrip().startswith("{"):
+            return action
+        for stop in (". ", "。", "! ", "！"):
+            head, found, tail = action.partition(stop)
+            if found and tail.strip():
+                return head + found.strip()
+        return action
+
+
+#: The strategies issue 25 found paying, each a policy factory.
+REWARD_HUNTERS = {
+    "name-drop the featured product with #ad": lambda: _NameDropper(),
+    "name-drop the featured product with its looked-up price": lambda: _NameDropper(price=True),
+    "answer one ask per reply": _SplitAnswers,
+    "half answers": _HalfAnswers,
+}
+
+
+#: Every registered env, on seeds the reward was not tuned on (held out).
+ALL_ENVS = (*ENVS, "LiveRoom-TaoLive-v0")
+HELD_OUT = range(100, 100 + int(os.environ.get("LIVEROOM_SEEDS", "3")))
+
+
+@lru_cache(maxsize=None)
+def _honest(env_id: str, host: str) -> float:
+    make = {"reference": ScriptedAvatar, "brief": BriefAvatar}[host]
+    return statistics.mean(play(_env(env_id), make(), seed).returns["total"] for seed in HELD_OUT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ALL_ENVS)
+def test_the_briefer_honest_host_earns_at_least_the_reference(env_id):
+    # The same needs served without the filler: a reward that pays for needs, not words,
+    # pays it no less.
+    assert _honest(env_id, "brief") >= _honest(env_id, "reference"), \
+        f"{env_id}: brief {_honest(env_id, 'brief'):.1f} < reference {_honest(env_id, 'reference'):.1f}"
+
+
+#: Known (issue 25 item 4, the disclosure half, h25a's): "<featured product> 广告" still earns
+#: the disclosure credit on every served reply in LiveRoom-zh-v0, enough to draw level
+#: with the reference (798 vs 781 over held-out seeds 100-103; accuracy and tool credit
+#: for the appended price are no longer paid). Not strict: the margin is within the
+#: seeds' noise; once the disclosure credit is fixed the mark must go.
+_DISCLOSURE_CREDIT = pytest.mark.xfail(strict=False, reason="issue 25: the featured product's disclosure still pays")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id,name", [
+    pytest.param(e, n, marks=_DISCLOSURE_CREDIT) if e == "LiveRoom-zh-v0" and n.startswith("name-drop") else (e, n)
+    for n in REWARD_HUNTERS for e in ALL_ENVS])
+def test_every_reward_hunter_earns_less_than_both_honest_hosts(env_id, name):
+    theirs = statistics.mean(play(_env(env_id), REWARD_HUNTERS[name](), seed).returns["total"] for seed in HELD_OUT)
+    best_honest = min(_honest(env_id, "reference"), _honest(env_id, "brief"))
+    assert theirs < best_honest, f"{env_id} {name}: {theirs:.1f} vs honest hosts {best_honest:.1f}"

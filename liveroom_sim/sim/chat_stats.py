@@ -31,6 +31,9 @@ TARGETS: dict[str, dict[str, tuple[str, float]]] = {
 }
 #: How many of the commonest three-token openings :data:`TARGETS` bounds together.
 TOP_OPENINGS = 20
+#: Lines per block over which distinct bigrams are counted (the share falls as a corpus
+#: grows, so it is the mean over blocks of this many lines: five seeds' worth of a room).
+BIGRAM_BLOCK = 2000
 
 _EMOJI = (r"[\U0001F300-\U0001FAFF\U00002600-\U000027BF\U0001F000-\U0001F2FF\u2B50\u2B06\u2194-\u21FF\u3030\u303D"
           r"\u3297\u3299\u2764]")
@@ -97,7 +100,8 @@ def chat_stats(lines: Sequence[str], language: str, names: Iterable[str] = (), k
         ``lines``; ``top_openings_share`` (lines opened by the :data:`TOP_OPENINGS`
         commonest three-token openings), ``top_opening``; ``top_ending_share`` (lines
         closed by the commonest three-token ending), ``top_ending``; ``distinct_bigrams``
-        (distinct token pairs over all pairs within lines); ``emoji_share`` (lines with
+        (distinct token pairs over all pairs within lines, the mean over blocks of
+        :data:`BIGRAM_BLOCK` lines); ``emoji_share`` (lines with
         an emoji or kaomoji); ``full_name_share`` (lines naming a product by one of
         ``names``);
         ``untranslated`` (lines with a phrase of another language, see
@@ -109,17 +113,13 @@ def chat_stats(lines: Sequence[str], language: str, names: Iterable[str] = (), k
     known = [*names, *(k for k in known if k)]
     openings: Counter = Counter()
     endings: Counter = Counter()
-    bigrams: set = set()
-    pairs = emoji = full = 0
+    emoji = full = 0
     bad: list[str] = []
-    for line in lines:
-        toks = tokens(line)
+    tokenized = [tokens(line) for line in lines]
+    for line, toks in zip(lines, tokenized):
         if len(toks) >= 3:
             openings[tuple(toks[:3])] += 1
             endings[tuple(toks[-3:])] += 1
-        for pair in zip(toks, toks[1:]):
-            bigrams.add(pair)
-            pairs += 1
         emoji += has_emoji(line)
         low = line.lower()
         full += any(n in low for n in low_names)
@@ -134,12 +134,29 @@ def chat_stats(lines: Sequence[str], language: str, names: Iterable[str] = (), k
         "top_opening": " ".join(top[0][0]) if top else "",
         "top_ending_share": round(end[0][1] / n, 3) if end else 0.0,
         "top_ending": " ".join(end[0][0]) if end else "",
-        "distinct_bigrams": round(len(bigrams) / pairs, 3) if pairs else 0.0,
+        "distinct_bigrams": distinct_bigrams(tokenized),
         "emoji_share": round(emoji / n, 3),
         "full_name_share": round(full / n, 3),
         "untranslated": len(bad),
         "untranslated_examples": bad[:3],
     }
+
+
+def distinct_bigrams(tokenized: Sequence[list[str]]) -> float:
+    """Distinct token pairs over all pairs within lines, the mean over consecutive blocks
+    of :data:`BIGRAM_BLOCK` lines (full blocks only: a short last one would read more
+    varied; all the lines when there are fewer), rounded to three places.
+
+    >>> distinct_bigrams([["how", "much", "?"], ["how", "much", "?"]])
+    0.5
+    """
+    size = min(BIGRAM_BLOCK, len(tokenized))
+    shares = []
+    for start in range(0, len(tokenized) - size + 1, size or 1):
+        pairs = [p for toks in tokenized[start:start + size] for p in zip(toks, toks[1:])]
+        if pairs:
+            shares.append(len(set(pairs)) / len(pairs))
+    return round(sum(shares) / len(shares), 3) if shares else 0.0
 
 
 def misses(stats: dict, language: str) -> dict[str, str]:

@@ -48,6 +48,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[\u4e00-\u9fff]|" + _EMOJI + r
 # ("好的free shipping", "no promotion") left in English. Brand and product names, and the
 # short words Chinese rooms do type (yyds, nb, link, ok), are taken out first.
 _EN_PHRASE = re.compile(r"[A-Za-z]{2,}(?:[ '][A-Za-z]{2,})+")
+# Latin words Chinese chat does type (greetings, slang, abbreviations, kaomoji in letters).
+_ROOM_LATIN = frozenset("ok okk hello hi hey omg yyds nb hhh hhhh xswl awsl pdd emo get link vlog diy bgm cp plus max pro "
+                        "qaq qwq tat orz xd wow".split())
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -70,8 +73,9 @@ def has_emoji(line: str) -> bool:
 
 
 def untranslated(line: str, language: str, names: Iterable[str] = ()) -> list[str]:
-    """Phrases of another language left in ``line``: in Chinese chat, two or more English
-    words in a row that are no product or brand name in ``names``; in English chat, any
+    """Phrases of another language left in ``line``: in Chinese chat, a run of English
+    words holding two or more that are no product or brand name in ``names`` and none of
+    the Latin words Chinese rooms type (ok, yyds, hello ...); in English chat, any
     Chinese character.
 
     >>> untranslated("好的free shipping 那几天发货", "zh"), untranslated("GlowLab精华多少钱", "zh", ["GlowLab"])
@@ -82,7 +86,7 @@ def untranslated(line: str, language: str, names: Iterable[str] = ()) -> list[st
         for n in sorted(names, key=len, reverse=True):
             if n and n.isascii():
                 low = low.replace(n.lower(), " ")
-        return _EN_PHRASE.findall(low)
+        return [p for p in _EN_PHRASE.findall(low) if sum(w not in _ROOM_LATIN for w in re.split(r"[ ']", p)) >= 2]
     return _CJK.findall(line)
 
 

@@ -56,6 +56,8 @@ class FitTable:
         self._refit: dict[tuple, tuple] = {}
         self._second: dict[tuple, tuple] = {}
         self._extras: dict[tuple, tuple] = {}
+        self._bare: dict[tuple, list[Template]] = {}
+        self._parts: dict[tuple, list[Template]] = {}
         self._book_slots = frozenset(book.slots) | {"host"}
 
     def lines(self, persona: Persona, intent: str, item, strikes: int, slots: dict,
@@ -112,6 +114,51 @@ class FitTable:
             checks = tuple(None if t is None else _extra_check(t, intent) for t in (opener, closer))
             hit = self._extras[key] = (opener, closer, checks)
         return hit[2]
+
+
+    def bare(self, intent: str, product) -> list[Template]:
+        """The phrasebook's short asks of ``intent`` that name no product ("price?",
+        多少钱: its ``second`` lines) and fit ``product``."""
+        key = (intent, product.id)
+        hit = self._bare.get(key)
+        if hit is None:
+            hit = self._bare[key] = [t for t in self.book.second.get(intent, ()) if t.fits(product)]
+        return hit
+
+    def parts(self, kind: str, intent: str) -> list[Template]:
+        """The room's ``openers`` or ``tails`` (``kind``) that suit ``intent``."""
+        key = (kind, intent)
+        hit = self._parts.get(key)
+        if hit is None:
+            hit = self._parts[key] = [t for t in getattr(self.book.chat, kind) if t.fits(intent=intent)]
+        return hit
+
+
+def link_number(catalog, product_id: str) -> int:
+    """The product's link number in the room: its place in the lineup, from 1 (as the
+    platform numbers the links under a stream: 3号链接, "link 3")."""
+    return list(catalog.by_id).index(product_id) + 1  # (rare: only pointers ask)
+
+
+def respell(text: str, keep: str, chat, chance: float, rng) -> str:
+    """``text`` with each word that has respellings in ``chat.respell`` replaced by one of
+    them with ``chance`` (one uniform number per such word), except inside ``keep`` (the
+    words naming the product: "the serum" stays findable)."""
+    pattern = chat.respell_pattern
+    if pattern is None:
+        return text
+    if keep and keep in text:
+        head, _, tail = text.partition(keep)
+        return respell(head, "", chat, chance, rng) + keep + respell(tail, "", chat, chance, rng)
+    alts = chat.respell_lower
+
+    def swap(m):
+        options = alts[m.group(0).lower()]
+        if rng.random() >= chance:
+            return m.group(0)
+        return options[int(rng.integers(len(options)))]
+
+    return pattern.sub(swap, text)
 
 
 def _extra_check(t: Template, intent: str) -> tuple[bool, bool, frozenset[str]]:

@@ -50,8 +50,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|[\u4e00-\u9fff]|" + _EMOJI + r
 _EN_PHRASE = re.compile(r"[A-Za-z]{2,}(?:[ '][A-Za-z]{2,})+")
 # Latin words Chinese chat does type (greetings, slang, abbreviations, kaomoji in letters).
 _ROOM_LATIN = frozenset("ok okk hello hi hey omg yyds nb hhh hhhh xswl awsl pdd emo get link vlog diy bgm cp plus max pro "
-                        "qaq qwq tat orz xd wow".split())
+                        "qaq qwq tat orz xd wow emm emmm emmmm".split())
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_ORDER_ID = re.compile(r"[a-z]+-\d+")  # an order id (LR-20359) is no English phrase
 
 
 def tokens(line: str) -> list[str]:
@@ -82,7 +83,7 @@ def untranslated(line: str, language: str, names: Iterable[str] = ()) -> list[st
     (['free shipping'], [])
     """
     if language == "zh":
-        low = line.lower()
+        low = _ORDER_ID.sub(" ", line.lower())
         for n in sorted(names, key=len, reverse=True):
             if n and n.isascii():
                 low = low.replace(n.lower(), " ")

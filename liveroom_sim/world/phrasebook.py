@@ -27,6 +27,7 @@ from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
 from liveroom_sim.world.text import cue_pattern, normalize, phrase_pattern
 
 _FORMATTER = string.Formatter()
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
 class Bait(Frozen):
@@ -91,20 +92,17 @@ class ChatParts(Frozen):
     noise: Noise = Noise()
 
     @derived
-    def respell_lower(self) -> dict[str, tuple[str, ...]]:
-        """``respell`` keyed by the lower-cased word."""
-        return {k.lower(): v for k, v in self.respell.items() if v}
+    def respell_words(self) -> dict[str, tuple[str, ...]]:
+        """The respellings of words in Latin script, keyed by the lower-cased word (found
+        as whole words: "u" for "you", never inside "your")."""
+        return {k.lower(): v for k, v in self.respell.items() if v and _LATIN_WORD.fullmatch(k)}
 
     @derived
-    def respell_pattern(self) -> re.Pattern[str] | None:
-        """One pattern finding every word of ``respell`` (whole words in Latin script,
-        anywhere otherwise), longest first; None when there are none."""
-        words = sorted(self.respell_lower, key=len, reverse=True)
-        if not words:
-            return None
-        alts = [(r"(?<![A-Za-z0-9'])" + re.escape(w) + r"(?![A-Za-z0-9'])") if w[:1].isascii() and w[:1].isalnum()
-                else re.escape(w) for w in words]
-        return re.compile("|".join(alts), re.IGNORECASE)
+    def respell_others(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The other respellings (Chinese words, punctuation), longest first: found
+        anywhere, as Chinese has no spaces."""
+        others = [(k, v) for k, v in self.respell.items() if v and not _LATIN_WORD.fullmatch(k)]
+        return tuple(sorted(others, key=lambda kv: -len(kv[0])))
 
     @derived
     def link_patterns(self) -> tuple[re.Pattern[str], ...]:

@@ -283,7 +283,9 @@ class ChatWriter:
         fits = self._fits(market.catalog)
         voice = self.voice(viewer, rng)
         slots = {"product": (about.ref if about and about.ref else self.refer(product, market, rng)),
-                 "order": (about.order if about else None) or "", "question": about.body if about else ""}
+                 "order": (about.order if about else None) or "",
+                 # a merged request's first message: a repeat restates one thought, not "A / B"
+                 "question": about.body.split(" / ", 1)[0] if about else ""}
         if intent == "follow_up" and answer is not None and about is not None and answer.stated and answer.missing:
             ask = _missing_ask(about, answer.missing)
             seconds = [t for t in self.book.second.get(ask.intent, ()) if t.fits(product)]
@@ -346,6 +348,10 @@ class ChatWriter:
             opener = self._fill(_pick(openers, rng).text, voice, rng)
         if not closer and rng.random() < noise.tail and (tails := fits.parts("tails", intent)):
             closer = self._fill(_pick(tails, rng).text, voice, rng)
+        if opener and opener in body:
+            opener = ""  # "L stream L stream"
+        if closer and closer in body:
+            closer = ""
         if chat.emoji and rng.random() < noise.emoji:
             closer = f"{closer} {_pick(chat.emoji, rng)}" if closer else _pick(chat.emoji, rng)
         text = " ".join(x for x in (opener, body, closer) if x) if opener or closer else body

@@ -7,7 +7,10 @@ it. Every ask carries its ground truth as of the time it is asked.
 How a message reads like a person's:
 
 - the product is referred to the way people do: an alias, brand and type, or for the
-  product on stage "this serum" / 这款精华 (never the full catalogue name as a rule);
+  product on stage "this serum" / 这款精华, its link number ("link 3", 3号链接), a colour,
+  or nothing at all ("price?") (never the full catalogue name as a rule);
+- around the line, the room's openers, tails, emoji, respellings and caps (the
+  phrasebook's ``chat`` parts, which never change what a line asks);
 - lines fit the product (a line says which categories and attributes it needs);
 - each viewer keeps one opener, one sign-off and its traits (who a gift is for) for the
   whole stream;
@@ -198,7 +201,7 @@ class ChatWriter:
                 if second is not None:
                     second_intent = second[0].draw(rng.random())
             ref = self.refer(product, market, rng) if pid else (order or "")
-            bare = self._bare(fits, persona, product, intent, market, rng) if pid else None
+            bare = self._bare(fits, product, intent, market, rng) if pid else None
             if bare is not None:  # "price?" about the product on stage: no product named
                 ref, body = "", self._fill(bare.text, voice, rng)
             else:
@@ -259,8 +262,7 @@ class ChatWriter:
         color = _pick(colors, rng) if "{color}" in form else ""
         return form.format(n=link_number(market.catalog, product.id), color=color, kind=product.kind_noun)
 
-    def _bare(self, fits: FitTable, persona: Persona, product, intent: str, market: Market,
-              rng: np.random.Generator) -> Template | None:
+    def _bare(self, fits: FitTable, product, intent: str, market: Market, rng: np.random.Generator) -> Template | None:
         """A short ask that names no product ("price?", 多少钱), for the product on stage,
         with the phrasebook's ``implicit`` chance; None otherwise."""
         if product.id != market.featured or rng.random() >= self.book.chat.noise.implicit:

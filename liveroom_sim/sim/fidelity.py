@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from liveroom_sim.world.facts import INTENT_CATEGORIES, intent_fits
 from liveroom_sim.world.personas import FACT_INTENTS
-from liveroom_sim.world.text import contains, normalize, phrase_pattern
+from liveroom_sim.world.text import contains, cue_pattern, normalize, phrase_pattern
 
 #: The checks, in the order the fidelity table lists them.
 CHECKS = ("grounded", "refers", "asks", "category", "persona", "repeat")
@@ -59,15 +58,7 @@ def read_intents(text: str, book, strip: tuple[str, ...] = ()) -> set[str]:
     for phrase in sorted(strip, key=len, reverse=True):
         if phrase:
             norm = phrase_pattern(phrase).sub(" ", norm)  # whole words: "tea" is not in "team"
-    return {intent for intent, cues in book.cues.items() if any(_cue(c).search(norm) for c in cues)}
-
-
-@lru_cache(maxsize=2048)
-def _cue(cue: str) -> re.Pattern[str]:
-    """A cue matches at the start of a word in Latin script ("return" in "returnable",
-    not "ship" in "relationship"), anywhere in CJK text."""
-    c = normalize(cue)
-    return re.compile((r"(?<![a-z0-9])" if c[:1].isascii() and c[:1].isalnum() else "") + re.escape(c))
+    return {intent for intent, cues in book.cues.items() if any(cue_pattern(c).search(norm) for c in cues)}
 
 
 def product_words(catalog, ids) -> tuple[str, ...]:
@@ -80,16 +71,64 @@ def product_words(catalog, ids) -> tuple[str, ...]:
     return tuple(out)
 
 
-def refers(text: str, product, featured: str, book) -> bool:
-    """Whether ``text`` names ``product`` or, when it is on stage, points at it."""
+def refers(text: str, product, featured: str, book, catalog=None) -> bool:
+    """Whether ``text`` names ``product`` or, when it is on stage, points at it ("this
+    serum", "link 3", "the sage one") or names no product at all ("price?": the one on
+    stage; known only with the ``catalog``)."""
     norm = normalize(text)
     if any(contains(norm, n) for n in product.names):
         return True
     if product.id != featured:
         return False
+    if catalog is not None:
+        return referred_product(text, catalog, featured, book) == product.id
+    return _points_at(norm, product, book)
+
+
+def referred_product(text: str, catalog, featured: str, book) -> str | None:
+    """The product ``text`` asks about, as a reader of the room takes it: the one whose
+    name or alias it holds (the longest found), else the one whose link number it gives
+    ("link 3", 3号链接: the lineup's order, from 1), else the product on stage when the
+    text points at it ("this serum", "the sage one") or names none (None when it points
+    at one product and names another's kind).
+
+    >>> from liveroom_sim.spec import load_spec
+    >>> from liveroom_sim.world.paths import ENVS_DIR
+    >>> w = load_spec(ENVS_DIR / "LiveRoom-v0.yaml")
+    >>> c, book = w.catalog, w.phrasebook
+    >>> [referred_product(t, c, "sk-serum-01", book) for t in ("price on the fleece hoodie?", "link 1 how much", "price??")]
+    ['ap-hoodie-01', 'sk-cleanser-01', 'sk-serum-01']
+    """
+    norm = normalize(text)
+    best, found = 0, None
+    for p in catalog.products:
+        for n in p.names:
+            if len(n) > best and contains(norm, n):
+                best, found = len(n), p.id
+    if found is not None:
+        return found
+    ids = list(catalog.by_id)
+    for pattern in book.chat.link_patterns:
+        m = pattern.search(norm)
+        if m and 1 <= int(m.group(1)) <= len(ids):
+            return ids[int(m.group(1)) - 1]
+    on_stage = catalog.by_id.get(featured)
+    if on_stage is None:
+        return None
+    if _points_at(norm, on_stage, book):
+        return featured
+    others = {p.kind_noun for p in catalog.products if p.kind_noun != on_stage.kind_noun}
+    return None if any(contains(norm, k) for k in others) else featured
+
+
+def _points_at(norm: str, product, book) -> bool:
+    """Whether normalised text points at ``product`` as the one on stage ("this serum",
+    "the sage one")."""
     kind = product.kind_noun
     forms = [t.text.format(kind=kind, brand=product.brand) for t in book.references.featured]
     forms += [f.replace("this ", "these ") for f in forms]
+    colors = getattr(product, "colors", None) or ()
+    forms += [t.text.format(color=c, kind=kind) for t in book.chat.color for c in colors]
     return any(contains(norm, f) for f in forms)
 
 
@@ -109,7 +148,7 @@ def check_text(text: str, msg, market, book, featured: str | None = None) -> Ver
         if a.order:
             if a.order.lower() not in text.lower():
                 results["refers"] = f"does not name order {a.order}"
-        elif a.product and not refers(text, catalog.by_id[a.product], featured, book):
+        elif a.product and not refers(text, catalog.by_id[a.product], featured, book, catalog):
             results["refers"] = f"does not name or point at {a.product}"
         if a.intent not in found and not results["asks"]:
             results["asks"] = f"reads as {sorted(found) or 'nothing'}, not as {a.intent}"

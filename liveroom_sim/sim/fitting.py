@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 
 from liveroom_sim.world.facts import intent_fits
 from liveroom_sim.world.lines import Template
@@ -56,6 +57,8 @@ class FitTable:
         self._refit: dict[tuple, tuple] = {}
         self._second: dict[tuple, tuple] = {}
         self._extras: dict[tuple, tuple] = {}
+        self._bare: dict[tuple, list[Template]] = {}
+        self._parts: dict[tuple, list[Template]] = {}
         self._book_slots = frozenset(book.slots) | {"host"}
 
     def lines(self, persona: Persona, intent: str, item, strikes: int, slots: dict,
@@ -112,6 +115,68 @@ class FitTable:
             checks = tuple(None if t is None else _extra_check(t, intent) for t in (opener, closer))
             hit = self._extras[key] = (opener, closer, checks)
         return hit[2]
+
+
+    def bare(self, intent: str, product) -> list[Template]:
+        """The phrasebook's short asks of ``intent`` that name no product ("price?",
+        多少钱: its ``second`` lines) and fit ``product``."""
+        key = (intent, product.id)
+        hit = self._bare.get(key)
+        if hit is None:
+            hit = self._bare[key] = [t for t in self.book.second.get(intent, ()) if t.fits(product)]
+        return hit
+
+    def parts(self, kind: str, intent: str) -> list[Template]:
+        """The room's ``openers`` or ``tails`` (``kind``) that suit ``intent``."""
+        key = (kind, intent)
+        hit = self._parts.get(key)
+        if hit is None:
+            hit = self._parts[key] = [t for t in getattr(self.book.chat, kind) if t.fits(intent=intent)]
+        return hit
+
+
+def link_number(catalog, product_id: str) -> int:
+    """The product's link number in the room: its place in the lineup, from 1 (as the
+    platform numbers the links under a stream: 3号链接, "link 3")."""
+    return list(catalog.by_id).index(product_id) + 1  # (rare: only pointers ask)
+
+
+def respell(text: str, keep: str, chat, chance: float, rng) -> str:
+    """``text`` with each word that has respellings in ``chat.respell`` replaced by one of
+    them with ``chance`` (one uniform number per such word, in the order they occur),
+    except inside ``keep`` (the words naming the product: "the serum" stays findable).
+
+    Words are looked up, not matched by one pattern of every respelling: a pattern of
+    forty alternatives tried at each position costs a millisecond a message.
+    """
+    found: list[tuple[int, int, tuple[str, ...]]] = []
+    words = chat.respell_words
+    if words:
+        for m in _WORD.finditer(text):
+            alts = words.get(m.group(0).lower())
+            if alts is not None:
+                found.append((m.start(), m.end(), alts))
+    for key, alts in chat.respell_others:
+        at = text.find(key)
+        while at >= 0:
+            if not any(s < at + len(key) and at < e for s, e, _ in found):
+                found.append((at, at + len(key), alts))
+            at = text.find(key, at + len(key))
+    if not found:
+        return text
+    lo = text.find(keep) if keep else -1
+    hi = lo + len(keep)
+    out, last = [], 0
+    for s, e, alts in sorted(found):
+        if lo >= 0 and s < hi and lo < e:
+            continue  # inside the product's name
+        if rng.random() < chance:
+            out += (text[last:s], alts[int(rng.integers(len(alts)))])
+            last = e
+    return "".join(out) + text[last:] if out else text
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
 def _extra_check(t: Template, intent: str) -> tuple[bool, bool, frozenset[str]]:

@@ -7,7 +7,10 @@ it. Every ask carries its ground truth as of the time it is asked.
 How a message reads like a person's:
 
 - the product is referred to the way people do: an alias, brand and type, or for the
-  product on stage "this serum" / 这款精华 (never the full catalogue name as a rule);
+  product on stage "this serum" / 这款精华, its link number ("link 3", 3号链接), a colour,
+  or nothing at all ("price?") (never the full catalogue name as a rule);
+- around the line, the room's openers, tails, emoji, respellings and caps (the
+  phrasebook's ``chat`` parts, which never change what a line asks);
 - lines fit the product (a line says which categories and attributes it needs);
 - each viewer keeps one opener, one sign-off and its traits (who a gift is for) for the
   whole stream;
@@ -18,11 +21,12 @@ How a message reads like a person's:
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from liveroom_sim.sim.fitting import FitTable, _Weighted, fit_table, phrasing
+from liveroom_sim.sim.fitting import FitTable, _Weighted, fit_table, link_number, phrasing, respell
 from liveroom_sim.sim.naming import NameBook
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
 from liveroom_sim.world.lines import Template, placeholders
@@ -35,7 +39,10 @@ _FACTS = frozenset(FACT_INTENTS)
 #: Share of product questions that carry a second ask ("price? and does it come in L").
 MULTI_ASK_SHARE = 0.15
 #: Chance a viewer's message carries its opener / its sign-off.
-_OPENER_P, _CLOSER_P = 0.35, 0.3
+_OPENER_P, _CLOSER_P = 0.2, 0.2
+#: Chance a product off stage is called by its full catalogue name (people type short ones).
+_FULL_NAME_P = 0.01
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +201,12 @@ class ChatWriter:
                 if second is not None:
                     second_intent = second[0].draw(rng.random())
             ref = self.refer(product, market, rng) if pid else (order or "")
-            body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
-                              {"product": ref, "order": order or ""})
+            bare = self._bare(fits, product, intent, market, rng) if pid else None
+            if bare is not None:  # "price?" about the product on stage: no product named
+                ref, body = "", self._fill(bare.text, voice, rng)
+            else:
+                body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
+                                  {"product": ref, "order": order or ""})
             words = self.book.fact_words
             asks = _asks(intent, pid, order, _truth(intent, pid, order, market, words))
             if second is not None:
@@ -205,7 +216,7 @@ class ChatWriter:
         # Chat typed before the stream opened (negative times) waits from the opening on.
         msg = ChatMessage(mid, viewer, "", now, asks, payload, deadline=max(now, 0.0) + persona.patience_s, ref=ref,
                           body=body, strikes=viewer.strikes, featured=market.featured)
-        msg.text = self._dress(voice, intent, msg.body, rng, fits)
+        msg.text = self._dress(voice, intent, msg.body, rng, fits, ref)
         if self.phraser is not None:
             self._rephrase(msg, persona, market, rng, list(recent))
         return msg
@@ -222,18 +233,42 @@ class ChatWriter:
         return viewer.voice
 
     def refer(self, product, market: Market, rng: np.random.Generator) -> str:
-        """How a viewer calls ``product``: "this serum" / 这款精华 when it is on stage,
-        else an alias (brand and type, or a short name); rarely the catalogue name."""
+        """How a viewer calls ``product``: when it is on stage "this serum" / 这款精华, now
+        and then its link number or a colour it comes in ("link 3", 3号链接, "the sage
+        one"); else an alias (brand and type, or a short name); rarely the catalogue name."""
         refs = self.book.references
         if product.id == market.featured and refs.featured and rng.random() < refs.featured_share:
             kind = product.kind_noun
+            pointer = self._pointer(product, market, rng)
+            if pointer:
+                return pointer
             form = _pick(refs.featured, rng).text
             if self.language == "en" and kind.endswith("s") and not kind.endswith("ss"):
                 form = form.replace("this {kind}", "these {kind}")  # "these socks"
             return form.format(kind=kind, brand=product.brand)
-        if not product.aliases or rng.random() < 0.05:
+        if not product.aliases or rng.random() < _FULL_NAME_P:
             return product.name
         return _pick(product.aliases, rng)
+
+    def _pointer(self, product, market: Market, rng: np.random.Generator) -> str:
+        """The product on stage by its link number or one of its colours, or "" (drawn
+        with the phrasebook's ``pointer`` chance)."""
+        chat = self.book.chat
+        if not (chat.link or chat.color) or rng.random() >= chat.noise.pointer:
+            return ""
+        colors = getattr(product, "colors", None) or ()
+        forms = [*chat.link, *(chat.color if colors else ())]
+        form = _pick(forms, rng).text
+        color = _pick(colors, rng) if "{color}" in form else ""
+        return form.format(n=link_number(market.catalog, product.id), color=color, kind=product.kind_noun)
+
+    def _bare(self, fits: FitTable, product, intent: str, market: Market, rng: np.random.Generator) -> Template | None:
+        """A short ask that names no product ("price?", 多少钱), for the product on stage,
+        with the phrasebook's ``implicit`` chance; None otherwise."""
+        if product.id != market.featured or rng.random() >= self.book.chat.noise.implicit:
+            return None
+        lines = fits.bare(intent, product)
+        return _pick(lines, rng) if lines else None
 
     # ------------------------------------------------------------ room-made messages
     def room_message(self, viewer: Viewer, intent: str, about: ChatMessage | None, now: float, mid: int,
@@ -250,17 +285,20 @@ class ChatWriter:
         fits = self._fits(market.catalog)
         voice = self.voice(viewer, rng)
         slots = {"product": (about.ref if about and about.ref else self.refer(product, market, rng)),
-                 "order": (about.order if about else None) or "", "question": about.body if about else ""}
+                 "order": (about.order if about else None) or "",
+                 # a merged request's first message: a repeat restates one thought, not "A / B"
+                 "question": about.body.split(" / ", 1)[0] if about else ""}
         if intent == "follow_up" and answer is not None and about is not None and answer.stated and answer.missing:
             ask = _missing_ask(about, answer.missing)
             seconds = [t for t in self.book.second.get(ask.intent, ()) if t.fits(product)]
-            if seconds:
-                slots["said"] = self._said(answer.stated[0], market)
+            said = self._said(answer.stated[0], market)
+            if seconds and said:
+                slots["said"] = said
                 slots["ask"] = self._fill(_pick(seconds, rng).text, voice, rng)
         body = self._line(fits, viewer.persona, voice, intent, product, rng, viewer.strikes, slots)
         msg = ChatMessage(mid, viewer, "", now, _asks(intent, product.id, None, ()), strikes=viewer.strikes,
                           ref=slots["product"], body=body, featured=market.featured)
-        msg.text = self._dress(voice, intent, body, rng, fits)
+        msg.text = self._dress(voice, intent, body, rng, fits, slots["product"])
         return msg
 
     # ---------------------------------------------------------------------- wording
@@ -279,7 +317,7 @@ class ChatWriter:
         persona's own lines most of the time, the phrasebook's otherwise. When the
         host's words can be quoted (``said``), a line that quotes them is taken."""
         own, generic = fits.lines(persona, intent, item, strikes, slots, tuple(voice.traits))
-        lines = own if own and (not generic or rng.random() < 0.6) else generic or own
+        lines = own if own and (not generic or rng.random() < 0.45) else generic or own
         if not lines:  # data without a fitting line: the plainest line of the intent
             lines = list(self.book.viewer[intent][:1])
         return self._fill(_pick(lines, rng).text, voice, rng, slots)
@@ -296,14 +334,35 @@ class ChatWriter:
                 values[name] = _pick(self.book.slots.get(name, ("",)), rng)
         return text.format(**values)
 
-    def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator, fits: FitTable) -> str:
-        """The body with the viewer's own opener and sign-off, when they suit the intent."""
+    def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator, fits: FitTable,
+               ref: str = "") -> str:
+        """The body as a person types it: the viewer's own opener and sign-off when they
+        suit the intent, else now and then one of the room's; an emoji; respellings
+        (typos, abbreviations, stretched letters) outside the product's name; all caps."""
         checks = fits.extras(voice.opener, voice.closer, intent)
         opener = self._extra(voice.opener, checks[0], _OPENER_P, body, voice, rng)
         closer = self._extra(voice.closer, checks[1], _CLOSER_P, body, voice, rng)
-        if not opener and not closer:
-            return body
-        return " ".join(x for x in (opener, body, closer) if x)
+        chat = self.book.chat
+        noise = chat.noise
+        if chat.marks and body[-1:].isalnum() and rng.random() < noise.mark:
+            body += _pick(chat.marks, rng)  # "能退吗？", "any left??"
+        if not opener and rng.random() < noise.opener and (openers := fits.parts("openers", intent)):
+            opener = self._fill(_pick(openers, rng).text, voice, rng)
+        if not closer and rng.random() < noise.tail and (tails := fits.parts("tails", intent)):
+            closer = self._fill(_pick(tails, rng).text, voice, rng)
+        if opener and opener in body:
+            opener = ""  # "L stream L stream"
+        if closer and closer in body:
+            closer = ""
+        if chat.emoji and rng.random() < noise.emoji:
+            closer = f"{closer} {_pick(chat.emoji, rng)}" if closer else _pick(chat.emoji, rng)
+        text = " ".join(x for x in (opener, body, closer) if x) if opener or closer else body
+        if chat.respell and noise.respell:
+            text = respell(text, ref, chat, noise.respell, rng)
+        louder = intent == "complaint"  # a question asked again is asked louder
+        if noise.caps and rng.random() < noise.caps * (4 if louder else 1):
+            text = text.upper()
+        return text
 
     def _extra(self, t: Template | None, check: tuple | None, p: float, body: str, voice: Voice, rng) -> str:
         """An opener or sign-off for this message, or "" (used with chance ``p``)."""
@@ -318,16 +377,20 @@ class ChatWriter:
             return ""  # "gift for my mom ... ship to my mom" says it twice
         return self._fill(t.text, voice, rng)
 
-    def _said(self, fact: Fact, market: Market) -> str:
-        """A fact as a viewer repeats it back ("$24.99", "48 hours", 24.99元)."""
+    def _said(self, fact: Fact, market: Market) -> str | None:
+        """A fact as a viewer repeats it back ("$24.99", "48 hours", 24.99元), in the
+        phrasebook's ``said`` forms; None when it is a phrase not in the room's language
+        (a Chinese viewer does not quote "free shipping")."""
+        said = self.book.said
         if fact.number is None:
-            return fact.label
+            return fact.label if _in_language(fact.label, self.language) else None
         value = f"{fact.number:g}"
         if fact.dim == "money":
-            return f"${value}" if market.catalog.currency == "USD" else f"{value}元"
-        if fact.dim == "hours" and fact.label == value:
-            return f"{value}h" if self.language == "en" else f"{value}小时"
-        return fact.label
+            form = said.get("usd" if market.catalog.currency == "USD" else "cny")
+            return form.format(value=value) if form else None
+        if fact.dim == "hours" and fact.label == value and "hours" in said:
+            return said["hours"].format(value=value)
+        return fact.label if _in_language(fact.label, self.language) else None
 
     def _rephrase(self, msg: ChatMessage, persona: Persona, market: Market, rng, recent) -> None:
         # The seed is drawn whether or not the call succeeds, so the episode's random
@@ -376,6 +439,11 @@ def _truth(intent: str, product: str | None, order: str | None, market: Market, 
     if facts is None:
         facts = market.memo[key] = required_facts(intent, product, market, words, order)
     return facts
+
+
+def _in_language(text: str, language: str) -> bool:
+    """Whether a phrase is written in ``language`` (Chinese: has a Chinese character)."""
+    return bool(_CJK.search(text)) == (language == "zh")
 
 
 def _missing_ask(msg: ChatMessage, missing) -> Ask:

@@ -10,6 +10,7 @@ asks whether kale chips fit. Host templates use the fields documented in
 
 from __future__ import annotations
 
+import re
 import string
 from functools import cache
 from pathlib import Path
@@ -19,11 +20,14 @@ import pydantic
 
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.derived import derived
 from liveroom_sim.world.lines import Lines
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
+from liveroom_sim.world.text import cue_pattern, normalize, phrase_pattern
 
 _FORMATTER = string.Formatter()
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
 class Bait(Frozen):
@@ -41,6 +45,73 @@ class References(Frozen):
 
     featured: Lines = ()
     featured_share: pydantic.confloat(ge=0.0, le=1.0) = 0.6
+
+
+class Noise(Frozen):
+    """How often a message is dressed and messed up the ways people type (chances per
+    message, ``respell`` per word that has respellings)."""
+
+    opener: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    tail: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    emoji: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    respell: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    caps: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    mark: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    #: Share of asks about the product on stage that name no product at all ("price?", 多少钱).
+    implicit: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+    #: Share of references to the product on stage by its link number or colour ("link 3", 3号链接).
+    pointer: pydantic.confloat(ge=0.0, le=1.0) = 0.0
+
+
+class ChatParts(Frozen):
+    """The parts chat is composed from around a line (see ``docs/simulator.md``).
+
+    Attributes:
+        openers / tails: Words the room puts before or after a line ("wait", "pls",
+            姐妹们, 蹲); a part may say which intents it suits. They hold no cue of a
+            question (checked on load), so they never change what a line asks.
+        emoji: Emoji and kaomoji, one of which a message may end with.
+        marks: Punctuation a line that ends without any may get ("?", "？？", "~").
+        respell: Word -> how people also type it (typos, abbreviations, stretched
+            letters and punctuation: "please" -> "pls", "?" -> "???", 什么 -> 啥). Neither
+            a word nor its respellings may hold a cue (checked on load).
+        link: How a viewer names the product on stage by its link number (``{n}``):
+            "link {n}", {n}号链接. Link numbers are the lineup's order, from 1.
+        color: How a viewer names the product on stage by a colour it comes in
+            (``{color}``, ``{kind}``): "the {color} one".
+        noise: How often each is used (:class:`Noise`).
+    """
+
+    openers: Lines = ()
+    tails: Lines = ()
+    emoji: tuple[str, ...] = ()
+    marks: tuple[str, ...] = ()
+    respell: dict[str, tuple[str, ...]] = {}
+    link: Lines = ()
+    color: Lines = ()
+    noise: Noise = Noise()
+
+    @derived
+    def respell_words(self) -> dict[str, tuple[str, ...]]:
+        """The respellings of words in Latin script, keyed by the lower-cased word (found
+        as whole words: "u" for "you", never inside "your")."""
+        return {k.lower(): v for k, v in self.respell.items() if v and _LATIN_WORD.fullmatch(k)}
+
+    @derived
+    def respell_others(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The other respellings (Chinese words, punctuation), longest first: found
+        anywhere, as Chinese has no spaces."""
+        others = [(k, v) for k, v in self.respell.items() if v and not _LATIN_WORD.fullmatch(k)]
+        return tuple(sorted(others, key=lambda kv: -len(kv[0])))
+
+    @derived
+    def link_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """Each ``link`` form as a pattern over normalised text whose group is the number."""
+        out = []
+        for t in self.link:
+            before, _, after = normalize(t.text).partition("{n}")
+            out.append(re.compile(re.escape(before) + r"(?<!\d)(\d+)(?!\d)" + re.escape(after)))
+        return tuple(out)
 
 
 class NamePool(Frozen):
@@ -162,6 +233,9 @@ class Phrasebook(Frozen):
         references: How the product on stage is referred to.
         slots: Values for slot placeholders (``size``, ``color``, ``skin``, ``device``).
         names: Handles for viewers beyond the personas' own.
+        chat: The parts chat is composed from around a line (:class:`ChatParts`).
+        said: How a viewer repeats a number back, per kind (``usd``, ``cny``, ``hours``;
+            placeholder ``{value}``): "${value}", {value}元, {value}小时.
         repeat_markers: Words that say "I asked before"; only a viewer who was ignored
             may write them (checked by ``liveroom audit``).
         reading: The words the reward's reading of replies keys on (:class:`Reading`).
@@ -174,6 +248,8 @@ class Phrasebook(Frozen):
     references: References = References()
     slots: dict[str, tuple[str, ...]] = {}
     names: NamePool | None = None
+    chat: ChatParts = ChatParts()
+    said: dict[str, str] = {}
     repeat_markers: tuple[str, ...] = ()
     baits: tuple[Bait, ...] = pydantic.Field(min_length=1)
     injections: tuple[Bait, ...] = pydantic.Field(min_length=1)
@@ -198,6 +274,35 @@ class Phrasebook(Frozen):
     @classmethod
     def _second_for_facts(cls, value):
         return datafile.known_names(value, FACT_INTENTS, "second-ask intents (only fact intents can be a second ask)")
+
+    @pydantic.model_validator(mode="after")
+    def _parts_ask_nothing(self):
+        """Openers, tails, emoji and respellings hold no cue: they never change what a
+        line asks (a tail "any deal?" would add a question no ask carries)."""
+        cues = [(intent, cue_pattern(c)) for intent, cs in self.cues.items() for c in cs]
+
+        def cue_in(text: str) -> str | None:
+            norm = normalize(text)
+            return next((i for i, p in cues if p.search(norm)), None)
+
+        chat = self.chat
+        parts = [("openers", t.text) for t in chat.openers] + [("tails", t.text) for t in chat.tails]
+        parts += [("emoji", e) for e in (*chat.emoji, *chat.marks)]
+        parts += [("respell", w) for word, alts in chat.respell.items() for w in (word, *alts)]
+        for where, text in parts:
+            intent = cue_in(text)
+            if intent is not None:
+                raise ValueError(f"chat.{where}: {text!r} holds a cue of {intent!r} (it would change what a line asks)")
+            marker = next((m for m in self.repeat_markers if normalize(m) in normalize(text)), None)
+            if marker is not None:
+                raise ValueError(f"chat.{where}: {text!r} says {marker!r} (only a viewer who was ignored may)")
+        cue_texts = [normalize(c) for cs in self.cues.values() for c in cs]
+        for word in chat.respell:
+            pattern = phrase_pattern(word)
+            hit = next((c for c in cue_texts if pattern.search(c)), None)
+            if hit is not None:
+                raise ValueError(f"chat.respell: {word!r} is part of the cue {hit!r} (respelling it would hide the cue)")
+        return self
 
     @pydantic.model_validator(mode="after")
     def _slots_defined(self):

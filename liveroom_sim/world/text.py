@@ -373,6 +373,15 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(left + body + right)
 
 
+@lru_cache(maxsize=2048)
+def cue_pattern(cue: str) -> re.Pattern[str]:
+    """A pattern for a phrasebook cue (a word that signals what a viewer asks): at the start
+    of a word in Latin script ("return" in "returnable", not "ship" in "relationship"),
+    anywhere in CJK text. Matched against normalised text."""
+    c = normalize(cue)
+    return re.compile((r"(?<![a-z0-9])" if c[:1].isascii() and c[:1].isalnum() else "") + re.escape(c))
+
+
 def contains(norm_text: str, phrase: str) -> bool:
     """Whether normalised text contains ``phrase`` (as :func:`phrase_pattern` matches)."""
     return normalize_phrase(phrase) in norm_text and phrase_pattern(phrase).search(norm_text) is not None

@@ -29,7 +29,8 @@ def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operato
               **extra) -> Case:
     return Case(id=f"{suite}-{language}-{seed}-{moment.step}-{msg.mid}", suite=suite, env=env or LANGUAGES[language],
                 language=language, seed=seed, operators=tuple(operators), mix=moment.mix, prefix=moment.prefix,
-                digest=moment.digest(), kind=kind_of(msg), question=moment.question(msg), must=moment.truth(msg),
+                digest=moment.digest(), kind=kind_of(msg), question=moment.question(msg), answers=moment.answers(msg),
+                must=moment.truth(msg),
                 must_not=moment.must_not(msg), market=moment.market_view(msg), **extra)
 
 
@@ -52,7 +53,8 @@ def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 30
         for moment in play_moments(env or LANGUAGES[language], seed, operators, policy, max_prefix, mix):
             if when is not None and not when(moment):
                 continue
-            found = [m for m in moment.candidates() if m.mid not in picked and kind_of(m) in kinds]
+            found = [m for m in moment.candidates() if m.mid not in picked and kind_of(m) in kinds
+                     and moment.derivable(m)]
             if not found:
                 continue
             msg = found[0]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from liveroom_sim.evals.cases import Case, load_suite
 from liveroom_sim.evals.failures import classify
-from liveroom_sim.evals.faults import pin_fault
+from liveroom_sim.evals.faults import set_faults
 from liveroom_sim.evals.follow import check_all
 from liveroom_sim.evals.replay import Snapshot, StaleCase
 from liveroom_sim.evals.turn import AgentTurn, Sample, run_turn
@@ -129,7 +129,7 @@ async def aevaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge
 
     async def one(i, env, obs, info):
         agent = policy.build(sample_seed(case, i))
-        pin_fault(case, env)
+        set_faults(case, env)
         turn = AgentTurn(case, env, obs, info)
         for _ in range(2 * turn.limit + 4):
             if turn.done:

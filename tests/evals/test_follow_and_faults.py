@@ -9,7 +9,7 @@ import pytest
 from liveroom_sim.evals.cases import load_suite
 from liveroom_sim.evals.follow import check_all
 from liveroom_sim.evals.replay import Snapshot
-from liveroom_sim.evals.faults import pin_fault
+from liveroom_sim.evals.faults import set_faults
 from liveroom_sim.evals.turn import AgentTurn, run_turn
 from liveroom_sim.policies.scripted import ScriptedAvatar
 
@@ -67,7 +67,7 @@ def test_no_reply_meets_no_instruction():
 def test_the_pinned_fault_hits_the_turns_first_call_and_only_a_denial_outlasts_a_retry(kind):
     case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == kind)
     env, obs, info = _start(case)
-    pin_fault(case, env)
+    set_faults(case, env)
     turn = AgentTurn(case, env, obs, info)
     action = ScriptedAvatar()(obs, info)
     assert action.startswith("{")

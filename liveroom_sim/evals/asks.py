@@ -9,9 +9,14 @@ language and intent, by the wording of the message):
 - **unknown** ("what bluetooth codec does it use", "true to size?", 运费谁出): the catalog
   holds no answer; the honest reply says the catalog does not say.
 - **facts** (everything else: "how much is it", "what sizes"): the facts the reward's
-  ground truth asks for (:func:`liveroom_sim.world.facts.required_facts`), narrowed to the
-  row asked for ("bluetooth version?": that row of the spec sheet), without an arrival
-  time for an order already delivered.
+  ground truth asks for (:func:`liveroom_sim.world.facts.required_facts`), narrowed to
+  what is asked ("bluetooth version?": that row of the spec sheet; "when does it ship?":
+  the dispatch time, not the fee); an order's status, its arrival welcome (none owed for
+  an order already delivered).
+
+A yes/no question that also asks for the list ("ingredient list pls, any fragrance?")
+expects both. An ask the catalog answers only in passing (a serum's concentration, said
+in its pitch) is ``skip``: no case.
 
 A test that cannot decide from the catalog (a blend asked "is it cotton?", storage that
 says "refrigerate after opening") gives ``None``: the ask has no derivable answer and the
@@ -184,17 +189,23 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
         return Answer(intent=intent, form="facts", facts=status, backing=eta)
     if form is None:
         return Answer(intent=intent, form="facts", facts=labels)
+    if form.get("skip"):
+        raise Underivable(f"{intent}: {form['text']!r} asks what the catalog says only in passing, if at all")
     if form.get("unknown"):
         return Answer(intent=intent, form="unknown", backing=labels)
     if "facts" in form:
-        rows = [str(v) for k, v in getattr(product, "specs", {}).items() if any(w in k.lower() for w in form["facts"])]
+        if intent == "specs":  # a row of the spec sheet, by its key's words
+            rows = tuple(str(v) for k, v in product.specs.items() if any(w in k.lower() for w in form["facts"]))
+        else:  # the facts of these keys (liveroom_sim.world.facts: ships_within, shipping_fee...)
+            rows = tuple(f.label for f in facts if f.key in form["facts"])
         if not rows:
-            raise Underivable(f"{intent}: the spec sheet has no {form['facts']} row")
-        return Answer(intent=intent, form="facts", facts=tuple(rows))
+            raise Underivable(f"{intent}: the catalog has no {form['facts']} for {product.id}")
+        return Answer(intent=intent, form="facts", facts=rows)
     m = form["re"].search(text.lower())
     slot = m.groupdict().get("slot") if m else None
     verdict = TESTS[form["test"]](product, market, slot)
     if verdict is None:
         raise Underivable(f"{intent}: the catalog does not decide {form['test']} for {product.id}")
+    # ``with_facts``: the question asks for the list too ("ingredient list? any fragrance?").
     return Answer(intent=intent, form="yes_no", yes=bool(verdict), test=form["test"], concept=form["concept"],
-                  slot=slot, backing=labels)
+                  slot=slot, backing=labels, facts=labels if form.get("with_facts") else ())

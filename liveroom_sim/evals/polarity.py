@@ -96,8 +96,8 @@ def judge(answer: Answer, ctx, language: str) -> str:
     if (not answer.yes) in said:
         return WRONG
     if answer.yes in said or stated & set(answer.backing):
-        return RIGHT
-    return SILENT
+        return RIGHT if all(f in stated for f in answer.facts) else PARTIAL
+    return PARTIAL if stated & set(answer.facts) else SILENT
 
 
 def _status_said(ctx, status: str, language: str) -> bool:

@@ -50,6 +50,7 @@ class Moment:
     prefix: tuple[str, ...]
     step: int
     mix: dict[str, float] | None = None
+    obs: str = ""
 
     @property
     def room(self):
@@ -141,7 +142,7 @@ def play_moments(env_id: str, seed: int, operators: tuple[str, ...], policy, max
     prefix: list[str] = []
     while len(prefix) < max_steps:
         if info["messages"][-1]["role"] == "user" and not info["messages"][-1]["content"].startswith("[hook]"):
-            yield Moment(env, info, tuple(prefix), len(prefix), mix)
+            yield Moment(env, info, tuple(prefix), len(prefix), mix, obs)
         action = policy(obs, info)
         prefix.append(action)
         obs, _, term, trunc, info = env.step(action)

@@ -43,7 +43,8 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
     if ctx is None or not ctx.delivered:
         why = "no reply reached the room" if ctx is None else ("the reply was blocked by a hook" if ctx.reply.strip()
                                                                 else "empty reply")
-        return {"accuracy": 0, "effectiveness": 0.0, "violations": [], "tools": 0.0, "pass": False, "reasons": [why]}
+        return {"accuracy": 0, "effectiveness": 0.0, "violations": [], "tools": 0.0, "pass": False, "loose": False,
+                "reasons": [why]}
     a = ctx.analysis
     reasons = []
     wrong = [c for c in a.claims if c.verdict != "correct"]

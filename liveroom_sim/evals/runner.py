@@ -21,6 +21,7 @@ from liveroom_sim.evals.cases import Case, load_suite
 from liveroom_sim.evals.failures import classify
 from liveroom_sim.evals.faults import set_faults
 from liveroom_sim.evals.follow import check_all
+from liveroom_sim.evals.grade import grade
 from liveroom_sim.evals.replay import Snapshot, StaleCase
 from liveroom_sim.evals.turn import AgentTurn, Sample, run_turn
 from liveroom_sim.rollout.policy_spec import PolicySpec
@@ -76,6 +77,8 @@ def _after_turn(case: Case, sample: Sample, turn: AgentTurn, judge) -> Sample:
         # An instruction-following case passes when the reply is accurate and meets every
         # instruction in force (answering in full is lsqa's measure).
         sample.verdict["pass"] = bool(sample.verdict["accuracy"]) and all(follow.values())
+        sample.verdict["loose"] = sample.verdict["pass"] or any(
+            grade(case, ctx)["accuracy"] and all(check_all(case, ctx).values()) for ctx in turn.loose_contexts)
     if judge is not None and turn.ctx is not None and sample.reply and turn.breakdown is not None:
         score = judge(turn.ctx, turn.breakdown.scores["engagement"])
         sample.judge = {"engagement": round(score.value, 4), "rule_engagement": turn.breakdown.scores["engagement"].value,

@@ -64,7 +64,7 @@ class AgentTurn:
         self.sample = Sample()
         self.ctx = None
         self.breakdown = None
-        self._loose: list = []
+        self.loose_contexts: list = []
         self.done = False
 
     def fail(self, kind: str, reason: str) -> None:
@@ -99,7 +99,7 @@ class AgentTurn:
             return None
         s.reply = parsed.text
         s.verdict = grade(self.case, self.ctx, self.breakdown)
-        s.verdict["loose"] = s.verdict["pass"] or any(grade(self.case, ctx)["pass"] for ctx in self._loose)
+        s.verdict["loose"] = s.verdict["pass"] or any(grade(self.case, ctx)["pass"] for ctx in self.loose_contexts)
         self.done = True
         return None
 
@@ -117,7 +117,7 @@ class AgentTurn:
         elif target.text != q.text:
             target = replace(target, text=q.text, asks=target.asks[: max(1, len(q.asks))])
         self.ctx, self.breakdown = self._context(text, target, score=True)
-        self._loose = [self._context(v, target)[0] for v in loose_variants(text)]
+        self.loose_contexts = [self._context(v, target)[0] for v in loose_variants(text)]
 
     def _context(self, text: str, target, score: bool = False):
         room = self.room

@@ -207,5 +207,7 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
     if verdict is None:
         raise Underivable(f"{intent}: the catalog does not decide {form['test']} for {product.id}")
     # ``with_facts``: the question asks for the list too ("ingredient list? any fragrance?").
+    wants = form.get("with_facts")
+    wants = wants is True or (wants == "if_yes" and bool(verdict))
     return Answer(intent=intent, form="yes_no", yes=bool(verdict), test=form["test"], concept=form["concept"],
-                  slot=slot, backing=labels, facts=labels if form.get("with_facts") else ())
+                  slot=slot, backing=labels, facts=labels if wants else ())

@@ -34,9 +34,10 @@ def _fits(case: Case, where: dict) -> bool:
         return False
     if where.get("stock") == "zero" and market.get("stock") != 0:
         return False
-    if "must" in where and not any(where["must"].lower() in m.lower() for m in case.must):
+    truth = [*case.must, *(f for a in case.answers for f in a.backing)]  # the catalog's facts as of the case
+    if "must" in where and not any(where["must"].lower() in m.lower() for m in truth):
         return False
-    if "not_must" in where and any(where["not_must"].lower() in m.lower() for m in case.must):
+    if "not_must" in where and any(where["not_must"].lower() in m.lower() for m in truth):
         return False
     return not ("order" in where and (not case.must or case.must[0] != where["order"]))
 

@@ -24,8 +24,9 @@ def add_demo_parser(sub, llm_options) -> None:
     demo.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
     demo.add_argument("--seed", type=int_at_least(0), default=0, help="the episode's seed")
     demo.add_argument("--policy", default=None,
-                      help="scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` "
-                           "folder); default: scripted, or openai when --base-url/--model is given")
+                      help="scripted, naive, openai, a checkpoint PATH (a policy.json or a `liveroom train` "
+                           "folder), or your own policy as package.module:factory or path/file.py:factory (see "
+                           "docs/eval.md); default: scripted, or openai when --base-url/--model is given")
     out = demo.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print only one JSON object: the episode summary")
     out.add_argument("--brief", action="store_true", help="print a one-screen summary instead of the transcript")
@@ -45,8 +46,12 @@ def run_demo(args) -> int:
         return fail("demo", str(exc))
     if spec.kind == "openai" and (problem := check_endpoint(args)):
         return fail("demo", problem, EXIT_ENDPOINT)
-    policy = spec.build(args.seed)
-    label = {"learned": f"checkpoint {spec.checkpoint}", "openai": f"openai model {spec.model}"}.get(spec.kind, spec.kind)
+    try:
+        policy = spec.build(args.seed)
+    except ValueError as exc:  # a factory of the user's that fails or returns no policy
+        return fail("demo", str(exc))
+    label = {"learned": f"checkpoint {spec.checkpoint}", "openai": f"openai model {spec.model}",
+             "python": f"factory {spec.factory}"}.get(spec.kind, spec.kind)
     weights = dict(env.world.spec.reward.weights)
     out = sys.stdout
     tally: Counter = Counter()

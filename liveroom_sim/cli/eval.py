@@ -32,9 +32,11 @@ def add_eval_parsers(sub, llm_options) -> None:
                                     "limit) and score accuracy, effectiveness, compliance violations, tool rationality, "
                                     "latency and tokens; write OUT/results.json and OUT/summary.md.")
     ev.add_argument("--suite", type=_suites, default="lsqa,hvqa,robust,follow", help="comma-separated suites")
-    ev.add_argument("--policy", default=None, help="scripted, naive, openai, a checkpoint path, or the eval baseline "
-                                                     "memorising (default: scripted, or openai when --base-url/--model "
-                                                     "are given)")
+    ev.add_argument("--policy", default=None, help="scripted, naive, openai, a checkpoint path, the eval baseline "
+                                                     "memorising, or your own policy as package.module:factory or "
+                                                     "path/file.py:factory (called once per case sample, with seed= "
+                                                     "when it takes one) (default: scripted, or openai when "
+                                                     "--base-url/--model are given)")
     llm_options(ev)
     ev.add_argument("--concurrency", type=int_at_least(1), default=8, help="cases in flight at once (LLM policies)")
     ev.add_argument("--samples", type=int_at_least(1), default=1, help="samples per case (pass@1 and pass^k)")
@@ -60,12 +62,34 @@ def add_eval_parsers(sub, llm_options) -> None:
     gen.add_argument("--lsqa", type=int_at_least(10), default=None, help="lsqa cases, hvqa gets one twin each (default: the shipped suite's count)")
     gen.add_argument("--robust", type=int_at_least(10), default=None, help="robust cases (default: the shipped suite's count)")
     gen.add_argument("--follow", type=int_at_least(10), default=None, help="follow cases (default: the shipped suite's count)")
+    gen.add_argument("--check", action="store_true",
+                     help="do not generate: run the generator's self-checks over every case of the suites in --out "
+                          "(answer derivable, condition applied, twin differs, question shown); exit 1 on a problem")
     gen.set_defaults(func=run_generate)
+
+
+def run_check(args) -> int:
+    from liveroom_sim.evals.cases import SuiteError, load_suite
+    from liveroom_sim.evals.selfcheck import check_suites
+
+    try:
+        suites = {s: load_suite(s, Path(args.out) if args.out else None)[1] for s in ("lsqa", *args.suite)}
+    except SuiteError as exc:
+        return fail("eval-suites", str(exc))
+    start = time.perf_counter()
+    problems = check_suites({s: suites[s] for s in dict.fromkeys(("lsqa", *args.suite))})
+    for case_id, found in problems.items():
+        print(f"{case_id}: {'; '.join(found)}")
+    total = sum(len(suites[s]) for s in dict.fromkeys(("lsqa", *args.suite)))
+    print(f"{total - len(problems)}/{total} cases pass the self-checks ({time.perf_counter() - start:.1f} s)")
+    return 1 if problems else 0
 
 
 def run_generate(args) -> int:
     from liveroom_sim.evals.generate import generate
 
+    if args.check:
+        return run_check(args)
     counts = {k: getattr(args, k) for k in ("lsqa", "robust", "follow") if getattr(args, k)}
     start = time.perf_counter()
     manifest = generate(Path(args.out) if args.out else None, args.suite, counts,
@@ -91,6 +115,8 @@ def run_eval_command(args) -> int:
                             "with it, or --force to replace it")
     try:
         spec = BaselineSpec(args.policy) if args.policy in BASELINES else policy_spec(args)
+        if spec.kind == "python":
+            spec.build(0)  # a factory that fails fails the command here, not every case
     except ValueError as exc:
         return fail("eval", str(exc))
     if spec.kind == "openai":

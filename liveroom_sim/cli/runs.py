@@ -17,8 +17,9 @@ from liveroom_sim.cli.common import (EXIT_ENDPOINT, EXIT_RUN_FAILED, DeprecatedA
                                      env_id, fail, float_in, int_at_least, policy_spec)
 from liveroom_sim.errors import LiveRoomError
 
-POLICY_HELP = ("scripted, naive, openai or a checkpoint PATH (a policy.json or a `liveroom train` folder); "
-               "default: scripted, or openai when --base-url/--model is given")
+POLICY_HELP = ("scripted, naive, openai, a checkpoint PATH (a policy.json or a `liveroom train` folder), or your "
+               "own policy as package.module:factory or path/file.py:factory (called once per episode, with seed= "
+               "when it takes one; see docs/eval.md); default: scripted, or openai when --base-url/--model is given")
 
 
 def add_run_parsers(sub, llm_options) -> None:
@@ -127,6 +128,8 @@ def run_rollout(args) -> int:
               file=sys.stderr)
     try:
         policy = policy_spec(args)
+        if policy.kind == "python":
+            policy.build(0)  # a factory that fails fails the command here, not every episode
         if args.direct:
             policy = policy.model_copy(update={"direct": True})
         if args.tokens:
@@ -259,6 +262,8 @@ def run_export_sft(args) -> int:
     try:
         env = env_id(args.env)
         spec = policy_spec(args)
+        if spec.kind == "python":
+            spec.build(0)  # a factory that fails fails the command here
     except (LiveRoomError, ValueError) as exc:
         return fail("export-sft", str(exc))
     if spec.kind == "openai" and (problem := check_endpoint(args)):

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
+from liveroom_sim.evals.asks import Answer
 from liveroom_sim.world.datafile import Frozen
 
 SUITES = ("lsqa", "hvqa", "robust", "follow")
@@ -47,11 +48,14 @@ class Question(Frozen):
 
 
 class Fault(Frozen):
-    """A tool fault pinned on the case: the ``call``-th tool call of the turn (0 first)
-    answers ``kind`` (:data:`liveroom_sim.harness.faults.FAULT_KINDS`) instead of its result."""
+    """A tool fault pinned on the case: the turn's first call to ``tool`` (a canonical tool
+    whose result the answer needs), or without a tool the ``call``-th tool call of the turn
+    (0 first), answers ``kind`` (:data:`liveroom_sim.harness.faults.FAULT_KINDS`) instead
+    of its result."""
 
     kind: Literal["timeout", "malformed", "truncated", "denied"]
     call: int = 0
+    tool: str | None = None
 
 
 class Check(Frozen):
@@ -75,7 +79,8 @@ class Case(Frozen):
     digest: str                       # sha256 of the messages and tools the policy is shown
     kind: str                         # ask kind (see liveroom_sim.evals.kinds)
     question: Question
-    must: tuple[str, ...] = ()        # facts a correct answer states (labels, as of now)
+    answers: tuple[Answer, ...] = ()  # what each ask expects (liveroom_sim.evals.asks)
+    must: tuple[str, ...] = ()        # facts a correct answer states in full (labels, as of now)
     must_not: tuple[str, ...] = ()    # what it must not say (outdated values, a bait's payload)
     market: dict = {}                 # the asked product as of now: price, stock, promotion
     twin: str | None = None           # hvqa: the lsqa case it varies

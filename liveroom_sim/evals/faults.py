@@ -1,26 +1,45 @@
-"""Tool faults pinned on ``robust`` cases, through the room's own fault plan.
+"""Tool faults in eval cases: only where a case pins one, on a call the answer needs.
 
-A robust case names a fault (``timeout``, ``malformed``, ``truncated`` or ``denied``:
-:data:`liveroom_sim.harness.faults.FAULT_KINDS`) and which call of the turn it hits (0:
-the first). :func:`pin_fault` pins it on the room's :class:`~liveroom_sim.harness.faults.ToolFaultPlan`
-once the room stands at the case's turn, so the room itself answers that call with the
-fault (and does not count it as a lookup), exactly as in a training episode with faults
-on; every other call answers normally, so a policy that notices and calls again gets the
-real result (a denial stays denied for the rest of the exchange, as the plan says).
-See ``docs/tool-faults.md``.
+A ``robust`` case names a fault (``timeout``, ``malformed``, ``truncated`` or ``denied``:
+:data:`liveroom_sim.harness.faults.FAULT_KINDS`) and the canonical tool it hits: one whose
+result the answer needs (:func:`needed_tools`), the first call to it in the turn, whatever
+the order of the policy's calls. :func:`set_faults` gives every case's turn a fault plan
+of its own once the room stands at the case's turn: no random faults (a spec's fault rates,
+as the paper's room has, would make cases of other suites fail at random), and the case's
+pinned fault, answered by the room itself (not counted as a lookup) as in a training
+episode with faults on; every other call answers normally, so a policy that notices and
+calls again gets the real result (a denial stays denied for the rest of the exchange, as
+the plan says). See ``docs/tool-faults.md``.
 """
 
 from __future__ import annotations
 
 from liveroom_sim.evals.cases import Case
-from liveroom_sim.harness.faults import FAULT_KINDS
+from liveroom_sim.harness.faults import FAULT_KINDS, FaultRates, ToolFaultPlan
 
-__all__ = ["FAULT_KINDS", "pin_fault"]
+__all__ = ["FAULT_KINDS", "needed_tools", "set_faults"]
+
+#: The tools whose result answers each ask intent (others read a product's details).
+_NEEDS = {"price": ("get_price_stock",), "stock": ("get_price_stock",),
+          "promotion": ("get_promotions", "get_price_stock"), "shipping": ("get_policy",),
+          "returns": ("get_policy",), "warranty": ("get_policy", "get_product"),
+          "order_status": ("get_order_status",)}
 
 
-def pin_fault(case: Case, env) -> None:
-    """Pin the case's fault (if any) on the turn's ``fault.call``-th call (0-based)."""
-    if case.fault is None:
-        return
-    faults = env.unwrapped.room.faults
-    faults.pin(case.fault.kind, call=faults.calls + 1 + case.fault.call)
+def needed_tools(intents) -> frozenset[str]:
+    """The canonical tools whose results the answer to asks of ``intents`` needs."""
+    return frozenset(t for i in intents for t in _NEEDS.get(i, ("get_product",)))
+
+
+def set_faults(case: Case, env) -> None:
+    """The case's turn's fault plan: no random faults, the case's pinned fault (if any)."""
+    room = env.unwrapped.room
+    old = room.faults
+    plan = ToolFaultPlan(old.config.model_copy(update={"faults": FaultRates(), "pinned": ()}), None)
+    plan.calls = old.calls
+    if case.fault is not None:
+        if case.fault.tool:
+            plan.pin(case.fault.kind, tool=case.fault.tool)
+        else:
+            plan.pin(case.fault.kind, call=plan.calls + 1 + case.fault.call)
+    room.faults = plan

@@ -10,8 +10,12 @@ from the reference (scripted) host playing held-out seeds (at least
 - ``hvqa``: each ``lsqa`` case again, the same seed played to the same moment under a
   harness changed by one HSA operator (every operator in
   :data:`liveroom_sim.harness.augment.ALL_OPERATORS` in turn, and all of them at once);
-  only a twin whose question is the same message is kept. Operators added to the table
-  are picked up by regenerating: ``liveroom eval-suites``.
+  a twin is kept only when the same message waits there and what the policy is shown
+  (prompt, chat, tools) differs from its ``lsqa`` case's: an operator that changes nothing
+  the policy sees at that moment (a hook's retry, say, before any hook fired) makes no
+  case, and the ``lsqa`` case tries the next operator in turn (up to
+  :data:`TWIN_TRIES`). Operators added to the table are picked up by regenerating:
+  ``liveroom eval-suites``.
 - ``robust`` and ``follow``: see :mod:`liveroom_sim.evals.generate_more`.
 """
 
@@ -30,7 +34,9 @@ from liveroom_sim.policies.scripted import ScriptedAvatar
 
 #: Bump when what a suite means changes (new kinds, other rules of selection): results of
 #: different versions are not comparable.
-SUITE_VERSION = "1"
+SUITE_VERSION = "2"
+#: Operators an ``lsqa`` case tries, in turn, for a twin that differs from it.
+TWIN_TRIES = 3
 DEFAULT_COUNTS = {"lsqa": 1640, "robust": 720, "follow": 720}
 
 
@@ -52,28 +58,39 @@ def operator_sets() -> list[tuple[str, ...]]:
 def hvqa(lsqa_cases: list[Case]) -> list[Case]:
     """The ``lsqa`` cases under changed harnesses, one variant each, in turn; a twin is
     kept when the same seed, played by the reference host under the variant, reaches a
-    moment at the same step where the same message waits."""
+    moment at the same step where the same message waits, and the policy is shown there
+    something other than in the ``lsqa`` case (else the case tries the next variant)."""
     sets = operator_sets()
-    wanted: dict[tuple[int, tuple[str, ...]], list[Case]] = defaultdict(list)
-    for i, case in enumerate(lsqa_cases):
-        wanted[(case.seed, sets[i % len(sets)])].append(case)
-    out, policy = [], ScriptedAvatar()
-    for (seed, ops), twins in sorted(wanted.items()):
-        by_step = {len(c.prefix): c for c in twins}
-        env_id = twins[0].env
-        for moment in play_moments(env_id, seed, ops, policy, max(by_step) + 1, twins[0].mix):
-            twin = by_step.get(moment.step)
-            if twin is None:
-                continue
-            msg = next((m for m in moment.candidates() if m.mid == twin.question.mid
-                        and m.text == twin.question.text), None)
-            if msg is None:
-                continue
-            case = case_from(moment, msg, "hvqa", twin.language, seed, ops, twin=twin.id)
-            out.append(case.model_copy(update={"id": f"hvqa-{'+'.join(ops) if len(ops) == 1 else 'all'}-"
-                                                     f"{twin.id.removeprefix('lsqa-')}"}))
+    out: list[Case] = []
+    pending = list(enumerate(lsqa_cases))
+    for attempt in range(TWIN_TRIES):
+        wanted: dict[tuple[int, tuple[str, ...]], list[Case]] = defaultdict(list)
+        for i, case in pending:
+            wanted[(case.seed, sets[(i + attempt) % len(sets)])].append(case)
+        made = {}
+        for (seed, ops), twins in sorted(wanted.items()):
+            made.update(_twins(seed, ops, twins))
+        out += made.values()
+        pending = [(i, c) for i, c in pending if c.id not in made]
     order = {c.id: i for i, c in enumerate(lsqa_cases)}
     return sorted(out, key=lambda c: order[c.twin])
+
+
+def _twins(seed: int, ops: tuple[str, ...], twins: list[Case]) -> dict[str, Case]:
+    """The twins under ``ops`` of the ``lsqa`` cases of one seed, by ``lsqa`` id."""
+    by_step = {len(c.prefix): c for c in twins}
+    out = {}
+    for moment in play_moments(twins[0].env, seed, ops, ScriptedAvatar(), max(by_step) + 1, twins[0].mix):
+        twin = by_step.get(moment.step)
+        if twin is None:
+            continue
+        msg = next((m for m in moment.candidates() if m.mid == twin.question.mid and m.text == twin.question.text), None)
+        if msg is None or moment.digest() == twin.digest or not moment.derivable(msg):
+            continue
+        case = case_from(moment, msg, "hvqa", twin.language, seed, ops, twin=twin.id)
+        out[twin.id] = case.model_copy(update={"id": f"hvqa-{'+'.join(ops) if len(ops) == 1 else 'all'}-"
+                                                    f"{twin.id.removeprefix('lsqa-')}"})
+    return out
 
 
 def generate(out: Path | None = None, suites: tuple[str, ...] = SUITES, counts: dict | None = None,

@@ -1,12 +1,15 @@
 """The ``robust`` and ``follow`` suites (see :mod:`liveroom_sim.evals.generate`).
 
 ``robust``: fact questions whose turn meets a tool fault (each of
-:data:`liveroom_sim.harness.faults.FAULT_KINDS` on the turn's first call, pinned on the
-room's fault plan), and questions under perturbed prompts (sections and the items in them
+:data:`liveroom_sim.harness.faults.FAULT_KINDS`, pinned on the room's fault plan) on a call
+whose result the answer needs: the first call to the tool the reference host calls first
+among those the ask needs (:func:`~liveroom_sim.evals.faults.needed_tools`; a question it
+answers without one is not a case), whatever the order of the policy's own calls; and questions under perturbed prompts (sections and the items in them
 reordered, reformatted, tools reordered, descriptions rewritten) and perturbed numeric
 limits (drawn anew within the ranges the business allows): :data:`PERTURBATIONS`.
 
-``follow``: questions under a harness whose interaction constraints were drawn anew
+``follow``: questions (tool faults only where pinned: none; the paper's room's fault rates
+do not reach a case's turn, :func:`~liveroom_sim.evals.faults.set_faults`) under a harness whose interaction constraints were drawn anew
 (``vary_constraints``), at the opening of the stream and after the rule update mid-stream
 (:data:`FOLLOW_STAGES`), each with the verifiable
 instructions in force at that moment
@@ -20,9 +23,11 @@ from __future__ import annotations
 
 from liveroom_sim.evals import picking as g
 from liveroom_sim.evals.cases import Case, Check, Fault
-from liveroom_sim.evals.faults import FAULT_KINDS
+from liveroom_sim.evals.faults import FAULT_KINDS, needed_tools
 from liveroom_sim.evals.snapshot import KINDS, Moment
+from liveroom_sim.harness.actions import parse_action
 from liveroom_sim.harness.augment import ALL_OPERATORS
+from liveroom_sim.policies.scripted import ScriptedAvatar
 from liveroom_sim.rewards.reading import product_tags
 from liveroom_sim.world import campaign as ev
 
@@ -35,6 +40,16 @@ PERTURBATIONS = {
 _FACT_KINDS = tuple(k for k in KINDS if k not in ("bait", "injection"))
 
 
+def needed_call(moment: Moment, msg) -> str | None:
+    """The canonical tool the reference host calls first, at this moment, among those whose
+    result the answer to ``msg`` needs (None: it calls none of them)."""
+    room = moment.room
+    action = ScriptedAvatar()(moment.obs, moment.info)
+    parsed = parse_action(action, room.harness, room.steps + 1)
+    need = needed_tools(a.intent for a in msg.asks)
+    return next((c.canonical for c in parsed.tool_calls if c.canonical in need), None)
+
+
 def robust(target: int) -> list[Case]:
     groups = [("fault", kind, ()) for kind in FAULT_KINDS] + [("perturb", name, ops)
                                                                for name, ops in PERTURBATIONS.items() if ops]
@@ -43,11 +58,13 @@ def robust(target: int) -> list[Case]:
     for language in g.LANGUAGES:
         for i, (what, name, ops) in enumerate(groups):
             kinds = _FACT_KINDS if what == "fault" else KINDS
+            fits = (lambda moment, m: needed_call(moment, m) is not None) if what == "fault" else None
             # Each group plays its own seeds (a robust case is never a twin of another).
             base = 20_000 * i
             for moment, msg, seed in g.balanced_cases("robust", language, per_group, operators=ops, kinds=kinds,
-                                                      seed_shift=base):
-                extra = {"fault": Fault(kind=name)} if what == "fault" else {"perturbation": name}
+                                                      seed_shift=base, fits=fits):
+                extra = ({"fault": Fault(kind=name, tool=needed_call(moment, msg))} if what == "fault"
+                         else {"perturbation": name})
                 case = g.case_from(moment, msg, "robust", language, seed, ops, **extra)
                 out.append(case.model_copy(update={"id": f"robust-{name}-{case.id.removeprefix('robust-')}"}))
     return out

@@ -29,19 +29,23 @@ def case_from(moment: Moment, msg, suite: str, language: str, seed: int, operato
               **extra) -> Case:
     return Case(id=f"{suite}-{language}-{seed}-{moment.step}-{msg.mid}", suite=suite, env=env or LANGUAGES[language],
                 language=language, seed=seed, operators=tuple(operators), mix=moment.mix, prefix=moment.prefix,
-                digest=moment.digest(), kind=kind_of(msg), question=moment.question(msg), must=moment.truth(msg),
+                digest=moment.digest(), kind=kind_of(msg), question=moment.question(msg), answers=moment.answers(msg),
+                must=moment.truth(msg),
                 must_not=moment.must_not(msg), market=moment.market_view(msg), **extra)
 
 
 def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 3000, operators=(),
                      kinds: tuple[str, ...] = KINDS, seed_shift: int = 0, mix: dict | None = None,
-                     when=None, max_prefix: int = MAX_PREFIX, env: str | None = None):
+                     when=None, max_prefix: int = MAX_PREFIX, env: str | None = None, fits=None):
     """``(moment, message, seed)`` picks balanced over ask kinds: each kind gets an equal
     share of ``target``, the kind most behind first; kinds that stay rare within
     ``max_seeds`` seeds leave their share to the others. ``when(moment)``, if given, must
     hold of a moment (a directive in force, say; such late moments are few, so they are
     taken as they come, unbalanced), and prefixes may then be up to ``max_prefix`` steps
-    long. ``env``: the spec to play (default: the language's own, :data:`LANGUAGES`)."""
+    long. ``env``: the spec to play (default: the language's own, :data:`LANGUAGES`).
+    Only messages whose every ask has a derivable answer are picked
+    (:meth:`~liveroom_sim.evals.snapshot.Moment.derivable`), and, with ``fits(moment,
+    message)``, those it accepts."""
     share = -(-target // len(kinds))
     taken: dict[str, int] = defaultdict(int)
     total, policy = 0, ScriptedAvatar()
@@ -52,7 +56,8 @@ def balanced_moments(suite: str, language: str, target: int, max_seeds: int = 30
         for moment in play_moments(env or LANGUAGES[language], seed, operators, policy, max_prefix, mix):
             if when is not None and not when(moment):
                 continue
-            found = [m for m in moment.candidates() if m.mid not in picked and kind_of(m) in kinds]
+            found = [m for m in moment.candidates() if m.mid not in picked and kind_of(m) in kinds
+                     and moment.derivable(m) and (fits is None or fits(moment, m))]
             if not found:
                 continue
             msg = found[0]

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from liveroom_sim.evals.cases import Case, load_suite
 from liveroom_sim.evals.failures import classify
-from liveroom_sim.evals.faults import pin_fault
+from liveroom_sim.evals.faults import set_faults
 from liveroom_sim.evals.follow import check_all
+from liveroom_sim.evals.grade import grade
 from liveroom_sim.evals.replay import Snapshot, StaleCase
 from liveroom_sim.evals.turn import AgentTurn, Sample, run_turn
 from liveroom_sim.rollout.policy_spec import PolicySpec
@@ -84,6 +85,8 @@ def _after_turn(case: Case, sample: Sample, turn: AgentTurn, judge) -> Sample:
         # An instruction-following case passes when the reply is accurate and meets every
         # instruction in force (answering in full is lsqa's measure).
         sample.verdict["pass"] = bool(sample.verdict["accuracy"]) and all(follow.values())
+        sample.verdict["loose"] = sample.verdict["pass"] or any(
+            grade(case, ctx)["accuracy"] and all(check_all(case, ctx).values()) for ctx in turn.loose_contexts)
     if hasattr(judge, "vote") and turn.ctx is not None and sample.reply and turn.breakdown is not None:
         from liveroom_sim.rewards.judge.apply import judge_turn  # the judge tier: every component
 
@@ -141,7 +144,7 @@ async def aevaluate_case(case: Case, policy: PolicySpec, samples: int = 1, judge
 
     async def one(i, env, obs, info):
         agent = policy.build(sample_seed(case, i))
-        pin_fault(case, env)
+        set_faults(case, env)
         turn = AgentTurn(case, env, obs, info)
         for _ in range(2 * turn.limit + 4):
             if turn.done:

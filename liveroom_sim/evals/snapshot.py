@@ -16,7 +16,9 @@ from liveroom_sim.env import LiveRoomEnv
 from liveroom_sim.evals.cases import Question
 from liveroom_sim.evals.replay import augmentation, context_digest, world_for
 from liveroom_sim.rewards.conduct import REFUSE_INTENTS
-from liveroom_sim.sim.viewers import ChatMessage, ask_facts
+from liveroom_sim.evals.asks import Answer, Underivable, expected
+from liveroom_sim.sim.viewers import ChatMessage
+from liveroom_sim.world.facts import required_facts
 
 
 #: The ask kinds suites are balanced over and broken down by (the issue's list).
@@ -48,6 +50,7 @@ class Moment:
     prefix: tuple[str, ...]
     step: int
     mix: dict[str, float] | None = None
+    obs: str = ""
 
     @property
     def room(self):
@@ -80,8 +83,32 @@ class Moment:
                         order=m.order, asks=tuple(a.intent for a in m.asks))
 
     def truth(self, m: ChatMessage) -> tuple[str, ...]:
+        """The facts a full answer states: those of the asks that expect facts."""
+        return tuple(dict.fromkeys(f for a in self.answers(m) if a.form == "facts" for f in a.facts))
+
+    def answers(self, m: ChatMessage) -> tuple[Answer, ...]:
+        """What each ask of ``m`` expects as of now (:mod:`liveroom_sim.evals.asks`).
+
+        Raises:
+            Underivable: the catalog does not decide an ask's answer.
+        """
+        if not m.is_fact_question:
+            return ()
         room = self.room
-        return tuple(f.label for f in ask_facts(m, room.market, room.words)) if m.is_fact_question else ()
+        market = room.market
+        out = []
+        for a in m.asks:
+            product = market.catalog.by_id.get(a.product) if a.product else None
+            facts = required_facts(a.intent, a.product, market, room.words, a.order)
+            out.append(expected(m.text, a.intent, product, market, room.language, facts))
+        return tuple(out)
+
+    def derivable(self, m: ChatMessage) -> bool:
+        try:
+            self.answers(m)
+        except Underivable:
+            return False
+        return True
 
     def must_not(self, m: ChatMessage) -> tuple[str, ...]:
         """Phrases a correct answer does not affirm: a bait's payload; "sold out" for a
@@ -115,7 +142,7 @@ def play_moments(env_id: str, seed: int, operators: tuple[str, ...], policy, max
     prefix: list[str] = []
     while len(prefix) < max_steps:
         if info["messages"][-1]["role"] == "user" and not info["messages"][-1]["content"].startswith("[hook]"):
-            yield Moment(env, info, tuple(prefix), len(prefix), mix)
+            yield Moment(env, info, tuple(prefix), len(prefix), mix, obs)
         action = policy(obs, info)
         prefix.append(action)
         obs, _, term, trunc, info = env.step(action)

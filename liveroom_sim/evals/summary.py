@@ -3,8 +3,10 @@ operator and robustness condition (tool fault or perturbation); the HVQA-LSQA ga
 by case; ``results.json`` and ``summary.md``.
 
 Per group of cases: ``acc`` (accuracy, binary, mean over samples), ``eff`` (effectiveness,
-0/0.5/1), ``pass@1`` (a sample passes: accurate, fully effective, no violation; follow:
-every instruction met), ``pass^k`` (every one of a case's k samples passes, as in
+0/0.5/1), ``pass@1`` (strict: a sample passes: accurate, fully effective, no violation;
+follow: every instruction met), ``loose@1`` (as IFEval reports loose beside strict: the
+sample passes, or one of its reply's loose variants does: markdown marks removed, the
+first or last line dropped), ``pass^k`` (every one of a case's k samples passes, as in
 tau-bench), ``viol`` (compliance violations per sample), ``tools`` (tool rationality),
 ``p50``/``p95`` (seconds per complete turn: every call of it), ``tokens`` (prompt +
 completion per turn) and ``err`` (cases that errored: endpoint, timeout, malformed
@@ -23,7 +25,7 @@ from liveroom_sim.evals.cases import SUITES
 
 #: Error kinds that count a case as errored (the policy's plain failures do not).
 ERRORED = ("endpoint", "timeout", "malformed_response", "malformed_tool_call", "stale_case", "crash")
-COLUMNS = ("cases", "acc", "eff", "pass@1", "pass^k", "viol", "tools", "p50", "p95", "tokens", "err")
+COLUMNS = ("cases", "acc", "eff", "pass@1", "loose@1", "pass^k", "viol", "tools", "p50", "p95", "tokens", "err")
 
 
 def _errored(rec: dict) -> str | None:
@@ -46,7 +48,8 @@ def scores(records: list[dict]) -> dict:
     return {
         "cases": len(records), "samples": len(samples),
         "acc": mean([x["accuracy"] for x in v]), "eff": mean([x["effectiveness"] for x in v]),
-        "pass@1": mean([bool(x.get("pass")) for x in v]), "pass^k": mean(passes),
+        "pass@1": mean([bool(x.get("pass")) for x in v]),
+        "loose@1": mean([bool(x.get("loose", x.get("pass"))) for x in v]), "pass^k": mean(passes),
         "viol": mean([len(x.get("violations", ())) for x in v]), "tools": mean([x.get("tools", 0.0) for x in v]),
         "p50": round(float(np.percentile(lat, 50)), 4) if lat else 0.0,
         "p95": round(float(np.percentile(lat, 95)), 4) if lat else 0.0,

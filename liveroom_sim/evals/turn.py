@@ -10,10 +10,10 @@ without a reply. A reply a hook sends back (``block_retry``) gets the harness's 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from liveroom_sim.evals.cases import Case
-from liveroom_sim.evals.grade import grade
+from liveroom_sim.evals.grade import grade, loose_variants
 from liveroom_sim.evals.replay import turn_limit
 from liveroom_sim.harness.actions import parse_action
 from liveroom_sim.rewards.context import Outcome
@@ -64,6 +64,7 @@ class AgentTurn:
         self.sample = Sample()
         self.ctx = None
         self.breakdown = None
+        self.loose_contexts: list = []
         self.done = False
 
     def fail(self, kind: str, reason: str) -> None:
@@ -98,23 +99,34 @@ class AgentTurn:
             return None
         s.reply = parsed.text
         s.verdict = grade(self.case, self.ctx, self.breakdown)
+        s.verdict["loose"] = s.verdict["pass"] or any(grade(self.case, ctx)["pass"] for ctx in self.loose_contexts)
         self.done = True
         return None
 
     def _grade_context(self, text: str) -> None:
         """The reward's context of the reply, addressed to the case's question (the turn is
         graded on the question the case is about, whichever waiting message the reply
-        happens to answer), read before the room moves on."""
+        happens to answer, and as the policy was shown it: a follow-up merged into it
+        during the tool turn is not part of it), read before the room moves on; and the
+        contexts of the reply's loose variants (:func:`~liveroom_sim.evals.grade.loose_variants`)."""
         room = self.room
-        target = next((m for m in room.crowd.pending if m.mid == self.case.question.mid), None)
+        q = self.case.question
+        target = next((m for m in room.crowd.pending if m.mid == q.mid), None)
         if target is None:
             target = reply_target(text, room.crowd, room.harness.constraints.mention_format, room.facts_of,
                                   room.market.catalog)
+        elif target.text != q.text:
+            target = replace(target, text=q.text, asks=target.asks[: max(1, len(q.asks))])
+        self.ctx, self.breakdown = self._context(text, target, score=True)
+        self.loose_contexts = [self._context(v, target)[0] for v in loose_variants(text)]
+
+    def _context(self, text: str, target, score: bool = False):
+        room = self.room
         lat = room.spec.latency
         ctx = room.reply_context(text, target, lat.reply_base_s + lat.reply_per_char_s * min(len(text), 2000))
         hooks = fired_hooks(ctx)
-        self.ctx = ctx.with_outcome(Outcome(), tuple(f"{h.type}:{h.action}" for h, _ in hooks))
-        self.breakdown = room.reward_model.score(self.ctx)
+        ctx = ctx.with_outcome(Outcome(), tuple(f"{h.type}:{h.action}" for h, _ in hooks))
+        return ctx, (room.reward_model.score(ctx) if score else None)
 
     def finish(self, accounting: dict | None) -> Sample:
         """The sample, with the policy's LLM usage for this turn; a turn left unfinished
@@ -135,9 +147,9 @@ def run_turn(case: Case, env, obs: str, info: dict, policy) -> tuple[Sample, Age
     """Play the policy's complete turn on a case synchronously (built-in policies); the
     case's tool fault, if any, is pinned first."""
     from liveroom_sim.evals.failures import classify
-    from liveroom_sim.evals.faults import pin_fault
+    from liveroom_sim.evals.faults import set_faults
 
-    pin_fault(case, env)
+    set_faults(case, env)
     turn = AgentTurn(case, env, obs, info)
     for _ in range(2 * turn.limit + 4):  # a bound even for a policy that loops on retries
         if turn.done:

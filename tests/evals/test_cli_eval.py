@@ -12,7 +12,7 @@ from liveroom_sim.cli.main import main
 def test_eval_prints_the_table_and_writes_results_and_summary(tmp_path, capsys):
     assert main(["eval", "--suite", "lsqa,follow", "--limit", "4", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "| suite | cases | acc | eff | pass@1 | pass^k |" in out and "Errored cases: 0" in out
+    assert "| suite | cases | acc | eff | pass@1 | loose@1 | pass^k |" in out and "Errored cases: 0" in out
     results = json.loads((tmp_path / "results.json").read_text())
     assert len(results["cases"]) == 8
     case = results["cases"][0]

@@ -9,7 +9,9 @@ import random
 import pytest
 
 from liveroom_sim.evals.cases import EVAL_SEED_BASE, SUITES, SuiteError, load_suite, read_manifest, suite_path
+from liveroom_sim.evals.faults import needed_tools
 from liveroom_sim.evals.replay import Snapshot
+from liveroom_sim.evals.selfcheck import check_suites
 from liveroom_sim.evals.snapshot import KINDS
 from liveroom_sim.harness.augment import ALL_OPERATORS
 from liveroom_sim.harness.faults import FAULT_KINDS
@@ -36,23 +38,45 @@ def test_lsqa_covers_every_ask_kind_in_both_languages(suites):
         assert not missing, (language, missing)
 
 
-def test_hvqa_pairs_every_case_with_an_lsqa_twin_under_every_operator(suites):
+def test_hvqa_pairs_every_case_with_an_lsqa_twin_that_shows_something_else(suites):
     lsqa = {c.id: c for c in suites["lsqa"]}
     seen = set()
     for c in suites["hvqa"]:
         twin = lsqa[c.twin]
         assert (c.seed, c.question.mid, c.question.text) == (twin.seed, twin.question.mid, twin.question.text)
-        assert c.must == twin.must  # HSA preserves the task: the same ground truth
+        assert [(a.intent, a.form, a.yes) for a in c.answers] == [(a.intent, a.form, a.yes) for a in twin.answers]
         assert c.operators and not twin.operators
+        assert c.digest != twin.digest  # the operator changed what the policy is shown
         seen.add(c.operators[0] if len(c.operators) == 1 else "all")
-    assert seen == {*ALL_OPERATORS, "all"}
+    assert seen <= {*ALL_OPERATORS, "all"} and len(seen) >= len(ALL_OPERATORS) - 4
+    assert len(suites["hvqa"]) >= 0.9 * len(suites["lsqa"])
 
 
-def test_robust_pins_faults_and_follow_carries_checks(suites):
-    faults = {c.fault.kind for c in suites["robust"] if c.fault}
-    assert faults == set(FAULT_KINDS)
+def test_robust_pins_faults_on_a_tool_the_answer_needs_and_follow_carries_checks(suites):
+    faulted = [c for c in suites["robust"] if c.fault]
+    assert {c.fault.kind for c in faulted} == set(FAULT_KINDS)
+    assert all(c.fault.tool in needed_tools(c.question.asks) for c in faulted)
     assert {c.perturbation for c in suites["robust"] if c.perturbation} >= {"prompt", "limits"}
     assert all(c.checks for c in suites["follow"])
+
+
+def test_every_fact_question_expects_what_its_kind_asks(suites):
+    for cases in suites.values():
+        for c in cases:
+            if c.kind in ("bait", "injection"):
+                assert not c.answers
+                continue
+            assert len(c.answers) == len(c.question.asks), c.id
+            for a in c.answers:
+                assert a.form != "yes_no" or a.yes is not None
+                assert a.form != "facts" or a.facts, c.id
+                assert not (a.intent == "order_status" and "0 days" in a.facts + a.backing)
+
+
+@pytest.mark.slow
+def test_every_case_passes_the_generators_self_checks(suites):
+    """Answer derivable, condition applied, twin differs, question shown: over every case."""
+    assert check_suites(suites) == {}
 
 
 def test_sampled_cases_replay_to_the_context_they_recorded(suites):

@@ -1,0 +1,113 @@
+"""Whether a reply answers each ask of a case rightly, by meaning (issue 28, item 2).
+
+A yes/no ask is read for the yes or no the reply says: first the phrases of the ask's
+concept (``asks.yaml``: "in stock", "sold out", 包邮, "no pink"), each read with its
+negation ("not sold out" says in stock, 不包邮 says no; where phrases overlap, the longest
+is read), then, when the concept's phrases say nothing, the yes or no the reply opens with
+("yes!", "nope", 可以的). It is **right** when it says the catalog's answer and never the
+opposite, **wrong** when it says the opposite, and, when it says neither, right if it
+states a fact that backs the answer ("17 left", "only unopened"), else **silent**.
+
+An ``unknown`` ask is right when the reply says honestly that the catalog does not say
+(its own claims are checked by the reward as any are). A ``facts`` ask is right when every
+fact is stated (as the reward reads facts), **partial** for some; an order's status is also
+stated by a true status claim about that order ("还没发货" of an order awaiting shipment).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from liveroom_sim.evals.asks import Answer, table
+from liveroom_sim.rewards.orders import stage_of
+from liveroom_sim.world.facts import occurrences
+
+RIGHT, PARTIAL, WRONG, SILENT = "right", "partial", "wrong", "silent"
+
+
+@lru_cache(maxsize=64)
+def _phrases(language: str, concept: str, slot: str | None) -> tuple[tuple[str, bool], ...]:
+    words = table()["words"][language]["concepts"][concept]
+    out = []
+    for says, key in ((True, "affirm"), (False, "deny")):
+        for p in words.get(key, ()):
+            if "{slot}" in p and not slot:
+                continue
+            out.append((p.replace("{slot}", slot or "").lower(), says))
+    return tuple(out)
+
+
+def concept_says(norm: str, language: str, concept: str, slot: str | None) -> set[bool]:
+    """The yes (True) and no (False) the concept's phrases say in ``norm``."""
+    found = []
+    for phrase, says in _phrases(language, concept, slot):
+        for s, e, neg in occurrences(norm, phrase):
+            found.append((e - s, s, e, says, neg))
+    kept: list[list] = []
+    for _, s, e, says, neg in sorted(found, key=lambda f: -f[0]):  # the longest phrase reads a span
+        if all(e <= k[1] or s >= k[2] for k in kept):
+            kept.append([s, s, e, says, neg])
+    kept.sort()
+    for before, k in zip(kept, kept[1:]):
+        if before[4] and k[1] - before[2] <= 1:  # 没有满减活动: one negation covers the run
+            k[4] = True
+    return {says != neg for _, _, _, says, neg in kept}
+
+
+_MENTION = re.compile(r"^(?:\s*(?:@\S+|#\S+|[\W_]+))*", re.UNICODE)
+
+
+def opening_says(norm: str, language: str, drop: tuple[str, ...] = ()) -> set[bool]:
+    """The yes or no a reply opens with, past mentions, labels (#ad) and punctuation."""
+    text = norm
+    for d in drop:  # the disclosure labels the rules ask for, said first
+        text = text.replace(d.lower(), " ")
+    text = _MENTION.sub("", text, count=1).strip()
+    w = table()["words"][language]
+    latin = language == "en"
+    for says, key in ((False, "deny"), (True, "affirm")):  # "not really" before "no" is no all the same
+        for word in sorted(w[key], key=len, reverse=True):
+            if text.startswith(word) and (not latin or len(text) == len(word) or not text[len(word)].isalnum()):
+                return {says}
+    return set()
+
+
+def says_unknown(norm: str, language: str) -> bool:
+    """Whether the reply says the catalog does not hold the answer."""
+    return any(p in norm for p in table()["words"][language]["unknown"])
+
+
+def judge(answer: Answer, ctx, language: str) -> str:
+    """How the reply of ``ctx`` answers ``answer``'s ask: right, partial, wrong or silent."""
+    a = ctx.analysis
+    stated = {f.label for f in a.stated}
+    if answer.form == "unknown":
+        return RIGHT if says_unknown(a.norm, language) else SILENT
+    if answer.form == "facts":
+        if not answer.facts:
+            return RIGHT
+        have = [f for f in answer.facts if f in stated]
+        if answer.intent == "order_status" and _status_said(ctx, answer.facts[0], language):
+            have = list(dict.fromkeys([*have, answer.facts[0]]))
+        return RIGHT if len(have) == len(answer.facts) else (PARTIAL if have else SILENT)
+    labels = tuple(f for d in ctx.market.rules.disclosures for f in d.forms)
+    said = concept_says(a.norm, language, answer.concept, answer.slot) or opening_says(a.norm, language, labels)
+    if (not answer.yes) in said:
+        return WRONG
+    if answer.yes in said or stated & set(answer.backing):
+        return RIGHT if all(f in stated for f in answer.facts) else PARTIAL
+    return PARTIAL if stated & set(answer.facts) else SILENT
+
+
+def _status_said(ctx, status: str, language: str) -> bool:
+    """Whether the reply states the order's status: a true status claim about it (the
+    reward's reading), or a phrase of its stage (``asks.yaml``: words.LANG.stages) said
+    without a negation."""
+    q = ctx.question
+    if any(c.kind == "order_status" and c.verdict == "correct" and (q is None or c.product in (q.order, None))
+           for c in ctx.analysis.claims):
+        return True
+    stage = stage_of(status)
+    phrases = table()["words"][language].get("stages", {}).get(stage, ())
+    return any(not neg for p in phrases for _, _, neg in occurrences(ctx.analysis.norm, p.lower()))

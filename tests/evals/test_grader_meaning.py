@@ -1,0 +1,109 @@
+"""Grading by meaning (issue 28, item 2): what each ask expects, read with polarity,
+negation and paraphrase; hand-written replies graded as a person grades them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liveroom_sim.evals.asks import Underivable, expected, form_of, table
+from liveroom_sim.evals.cases import load_suite
+from liveroom_sim.evals.grade import loose_variants
+from liveroom_sim.evals.polarity import concept_says, opening_says, says_unknown
+from liveroom_sim.evals.replay import world_for
+from liveroom_sim.world.facts import required_facts
+from liveroom_sim.world.text import normalize
+
+from hand_replies import entries, grade_entry
+
+
+@pytest.fixture(scope="module")
+def lsqa():
+    return load_suite("lsqa")[1]
+
+
+@pytest.mark.parametrize("entry", entries(), ids=lambda e: e["id"])
+def test_hand_written_replies_are_graded_as_a_person_grades_them(entry, lsqa):
+    case, verdict = grade_entry(entry, lsqa)
+    assert bool(verdict["pass"]) is entry["pass"], (case.id, verdict["reasons"])
+
+
+def test_there_are_at_least_30_hand_written_replies_in_both_languages_both_ways():
+    found = entries()
+    assert len(found) >= 30
+    for language in ("en", "zh"):
+        mine = [e for e in found if e["where"]["language"] == language]
+        assert any(e["pass"] for e in mine) and any(not e["pass"] for e in mine)
+
+
+@pytest.mark.parametrize("text, concept, says", [
+    ("yes, still in stock!", "in_stock", {True}),
+    ("nope, not sold out, still available", "sold_out", {False}),
+    ("sorry, sold out", "in_stock", {False}),
+    ("it's dairy free", "dairy_free", {True}),
+    ("no, it contains milk, so not dairy free", "dairy_free", {False}),
+    ("no flash sale right now", "flash", {False}),
+])
+def test_concept_phrases_are_read_with_their_negation_en(text, concept, says):
+    assert concept_says(normalize(text), "en", concept, None) == says
+
+
+@pytest.mark.parametrize("text, concept, says", [
+    ("没有满减活动", "deal", {False}),   # one negation covers the run of phrases
+    ("包邮的哦", "free_shipping", {True}),
+    ("不包邮，运费另算", "free_shipping", {False}),
+    ("有货的，放心拍", "in_stock", {True}),
+    ("已经卖完了", "in_stock", {False}),
+    ("拆封后就不能退了，未拆封才支持", "return_opened", {False}),
+])
+def test_concept_phrases_are_read_with_their_negation_zh(text, concept, says):
+    assert concept_says(normalize(text), "zh", concept, None) == says
+
+
+def test_a_reply_opens_with_its_yes_or_no_past_the_mention_and_the_label():
+    assert opening_says(normalize("@amy #ad yes!"), "en", ("#ad",)) == {True}
+    assert opening_says(normalize("@amy nope"), "en") == {False}
+    assert opening_says(normalize("@amy nobody knows"), "en") == set()  # "no" is a word, not a prefix
+    assert opening_says(normalize("@小美 不含花生"), "zh") == {False}
+    assert says_unknown(normalize("the spec sheet doesn't list the codec"), "en")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(table()["words"]["en"]["concepts"])), st.data())
+def test_negating_a_concepts_only_phrase_says_the_opposite(concept, data):
+    words = table()["words"]["en"]["concepts"][concept]
+    says = data.draw(st.sampled_from([s for s in (True, False) if words["affirm" if s else "deny"]]))
+    phrase = data.draw(st.sampled_from(words["affirm" if says else "deny"]))
+    if "{slot}" in phrase:
+        phrase = phrase.replace("{slot}", "pink")
+    plain = concept_says(normalize(f"well, {phrase} here"), "en", concept, "pink")
+    negated = concept_says(normalize(f"well, not {phrase} here"), "en", concept, "pink")
+    # a phrase read inside a longer one of the other side may say the other thing; never both
+    assert len(plain) == 1 and len(negated) == 1 and plain != negated
+
+
+def test_the_catalog_decides_yes_or_no_or_no_case_is_made():
+    from liveroom_sim.env import LiveRoomEnv
+
+    env = LiveRoomEnv(world_for("LiveRoom-v0"))
+    env.reset(seed=0)
+    room = env.room
+    market, words = room.market, room.words
+    serum = market.catalog.by_id["sk-serum-01"]  # returns: unopened, seal intact
+    facts = required_facts("returns", serum.id, market, words)
+    opened = expected("can i return the serum once its opened", "returns", serum, market, "en", facts)
+    assert (opened.form, opened.yes) == ("yes_no", False) and opened.backing == ("15 days",)
+    plain = expected("whats the return policy on the serum", "returns", serum, market, "en", facts)
+    assert (plain.form, plain.facts) == ("facts", ("15 days",))
+    codec = expected("what bluetooth codec does it use", "specs", None, market, "en", ())
+    assert codec.form == "unknown"
+    with pytest.raises(Underivable):  # the serum's concentration is said only in its pitch
+        expected("what concentration of the active is in the serum", "ingredients", serum, market, "en", ())
+    assert form_of("sold out??", "stock", "en")["test"] == "sold_out"
+
+
+def test_loose_variants_drop_markdown_and_a_first_or_last_line():
+    assert loose_variants("@amy **yes**, in stock!") == ["@amy yes, in stock!"]
+    assert "@amy yes, in stock!" in loose_variants("Sure, here is my reply:\n@amy yes, in stock!")
+    assert loose_variants("@amy yes, in stock! #ad") == []

@@ -15,6 +15,7 @@ import os
 import re
 from typing import NamedTuple
 
+from liveroom_sim.rewards.compliance.concepts import concept_reader
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.leading import LONG, first_match, lead
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
@@ -134,6 +135,8 @@ class Rulebook:
 
     def __init__(self, rules: RuleSet):
         self.rules = rules
+        #: The concept reading of the rules' concept file (``None``: the rules name none).
+        self.concepts = concept_reader(rules.concepts, rules.disparaging) if rules.concepts else None
         neg = _alternation(rules.negations, inflect=False)
         self.negation = neg
         self.negates = re.compile(neg) if neg else None

@@ -22,7 +22,7 @@ from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.catalog_index import catalog_index
-from liveroom_sim.rewards.compliance.concepts import SENTENCE_END, competitor_pattern
+from liveroom_sim.rewards.compliance.concepts import SENTENCE_END, competitor_pattern, keep_quotes
 from liveroom_sim.rewards.compliance.world import backed
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern, word_forms
@@ -67,7 +67,7 @@ class RuleReading(NamedTuple):
 
 def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> RuleReading:
     """Read normalised text against a rulebook (and a catalog's competitor brands)."""
-    folded = fold(norm)
+    folded = fold(keep_quotes(norm))
     may = book.candidates(folded)
     spans = book.refusals(folded) if REFUSAL in may else []
     spoken = folded
@@ -366,35 +366,38 @@ def due_products(ctx, when: str) -> list[str]:
 def due_by_disclosure(ctx, whens) -> list[list[str]]:
     """For each of ``whens``, the products a disclosure is owed for: those the reply says
     something about. A product is said something about when the reply makes a claim of
-    it, states a fact the viewer asked of it, or names it (or answers a question about
-    it) in a reply that presents: a pitch word or a concept family said. Naming a product
+    it, states a fact the viewer asked of it, or names it in a sentence that presents it
+    (a pitch word or a concept family said there). Naming a product
     beside a notice ("Dewveil serum #ad" on a greeting) says nothing of it: it owes no
     disclosure and earns none."""
     talked = _talked_about(ctx, whens)
     if not any(talked):
         return talked
-    about = _said_about(ctx)
+    about = _said_about(ctx, {pid for due in talked for pid in due})
     return [[pid for pid in due if pid in about] for due in talked]
 
 
-def _said_about(ctx) -> set[str]:
+def _said_about(ctx, candidates: set[str]) -> set[str]:
+    """Those of ``candidates`` the reply says something about (see :func:`due_by_disclosure`)."""
     a, q = ctx.analysis, ctx.question
     about = {c.product for c in a.claims if c.product}
     if q is not None and q.product and a.stated:
         about.add(q.product)
-    book = rulebook(ctx.market.rules)
-    if a.products and a.rules is not None and a.rules.pitched and book.concepts is not None:
-        about.update(_presented(a.norm, ctx.market.catalog, book.concepts))
+    rest = candidates - about
+    if rest and a.rules is not None and a.rules.pitched:
+        book = rulebook(ctx.market.rules)
+        if book.concepts is not None:
+            about.update(_presented(a.norm, ctx.market.catalog, book.concepts, rest))
     return about
 
 
-def _presented(norm: str, catalog, reader) -> set[str]:
+def _presented(norm: str, catalog, reader, wanted: set[str]) -> set[str]:
     """Products named in a sentence that presents them (a pitch word or a family said in
     it): "grab the glow serum" presents it, a slogan in another sentence does not."""
     out = set()
     pitch = reader.set.pitch
     for start, end, pid in catalog_index(catalog).named(norm):
-        if pid in out:
+        if pid in out or pid not in wanted:
             continue
         a = max((m.end() for m in SENTENCE_END.finditer(norm, 0, start)), default=0)
         b = next((m.start() for m in SENTENCE_END.finditer(norm, end)), len(norm))

@@ -54,7 +54,8 @@ def _words_or_runs(phrases) -> str:
     folded = {rule_text(p) for p in phrases if rule_text(p)}
     latin = [f for f in folded if f[:1].isascii() and f[:1].isalnum()]
     other = [f for f in folded if f not in latin]
-    parts = ([r"\b(?:" + trie_pattern(latin) + ")"] if latin else []) + ([trie_pattern(other)] if other else [])
+    # (whole words: "can't say no" is not the start of "can't say nothing compares")
+    parts = ([r"\b(?:" + trie_pattern(latin) + r")(?![a-z0-9])"] if latin else []) + ([trie_pattern(other)] if other else [])
     return "|".join(parts)
 
 

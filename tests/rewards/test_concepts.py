@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from liveroom_sim.errors import SpecError
-from liveroom_sim.rewards.compliance.concepts import competitor_pattern, concept_reader
+from liveroom_sim.rewards.compliance.concepts import competitor_pattern, concept_reader, keep_quotes
 from liveroom_sim.rewards.lexicon import fold
 from liveroom_sim.spec import load_spec
 from liveroom_sim.world.concepts import load_concepts
@@ -33,7 +33,7 @@ JOIN = {"en": ", ", "zh": "，"}
 
 def _read(lang: str, text: str):
     reader = concept_reader(lang)
-    return reader.read(fold(normalize(text)), competitor_pattern(COMPETITORS[lang]))
+    return reader.read(fold(keep_quotes(normalize(text))), competitor_pattern(COMPETITORS[lang]))
 
 
 def _family(lang: str, name: str):

@@ -35,8 +35,11 @@ _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _SENTENCE = re.compile(r"(?<![0-9])\.(?![0-9])|[!?;\n。！？；]+")
 #: Where a sentence ends (shared with the reading of which products a reply presents).
 SENTENCE_END = _SENTENCE
-_CLAUSE = re.compile(r"(?<![0-9])[.,](?![0-9])|[!?;:\n。！？；，：]|\bbut\b|\bhowever\b|但是|不过|可是")
+# Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
+# file's ``turn`` concept.
+_CLAUSE_MARKS = r"(?<![0-9])[.,](?![0-9])|[!?;:\n。！？；，：]"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
+_READ_BY_NAME = frozenset(READER_CONCEPTS[:4])
 #: How far before a concept a negation reaches (characters, in its clause).
 NEGATION_REACH = 14
 #: Short English words never inflected when a phrase is expanded ("get rid of").
@@ -106,8 +109,13 @@ class ConceptReader:
         self.names = tuple(frozenset(by_literal[w]) for w in self.literals)
         self._ac = AhoCorasick(self.literals) if self.literals else None
         self.families = tuple(f for f in concepts.families)
+        self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
         self.exceptions = tuple(e.sequence for e in concepts.exceptions)
-        self._needed = frozenset(c for f in self.families for combo in f.when for c in combo)
+        self._exceptional = frozenset({"reported", "refused_before", "rule_talk", *(e[0] for e in self.exceptions)})
+        turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
+                 for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
+        self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
+                                                             for w in turns if w)]))
 
     def hits(self, text: str, competitors=None) -> list[tuple[int, int, str]]:
         """Every concept word of ``text`` (whole words in Latin script), as ``(start, end,
@@ -130,7 +138,9 @@ class ConceptReader:
         hits = self.hits(text, competitors)
         if not hits:
             return ConceptReading(text, (), (), ())
-        blanks, refused = self._exceptions(text, hits)
+        names = {h[2] for h in hits}
+        blanks, refused = (self._exceptions(text, hits) if not names.isdisjoint(self._exceptional)
+                           else ((), ()))
         if blanks:
             chars = list(text)
             for a, b in blanks:
@@ -138,25 +148,36 @@ class ConceptReader:
             text = "".join(chars)
             hits = [h for h in hits if not any(a <= h[0] < b for a, b in blanks)]
         said, per_sentence = [], []
+        at, n = 0, len(hits)
         for start, end in _spans(_SENTENCE, text):
-            inside = [h for h in hits if start <= h[0] and h[1] <= end]
+            while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
+                at += 1
+            inside = []
+            while at < n and hits[at][0] < end:
+                if hits[at][1] <= end:
+                    inside.append(hits[at])
+                at += 1
             if not inside:
                 continue
             negations = [h for h in inside if h[2] == "negation"]
             free = [h for h in inside if not (negations and self._negated(text, negations, h))]
-            per_sentence.append(frozenset(h[2] for h in free) - set(READER_CONCEPTS[:4]))
-            for family in self.families:
+            said_free = frozenset(h[2] for h in free)
+            per_sentence.append(said_free - _READ_BY_NAME)
+            said_any = frozenset(h[2] for h in inside) if len(free) < len(inside) else said_free
+            for family, combos in self._combos:
+                names = said_any if family.negation == "ignored" else said_free
+                if not any(combo <= names for combo in combos):  # (most sentences say no family)
+                    continue
                 pool = inside if family.negation == "ignored" else free
                 chosen = _combination(family, pool)
                 if chosen is not None:
                     said.append(Said(family, text[start:end].strip(), chosen, (start, end)))
         return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused))
 
-    @staticmethod
-    def _negated(text: str, negations, hit: tuple[int, int, str]) -> bool:
+    def _negated(self, text: str, negations, hit: tuple[int, int, str]) -> bool:
         """Whether a negation word ends just before ``hit``, in its clause."""
         s = hit[0]
-        return any(s - NEGATION_REACH <= e <= s and b < s and _CLAUSE.search(text, e, s) is None
+        return any(s - NEGATION_REACH <= e <= s and b < s and self._clause.search(text, e, s) is None
                    for b, e, _ in negations)
 
     def _exceptions(self, text: str, hits) -> tuple[list[tuple[int, int]], list[str]]:
@@ -164,8 +185,8 @@ class ConceptReader:
         and the clauses refused."""
         blanks, refused = [], []
         names = {h[2] for h in hits}
-        clauses = _spans(_CLAUSE, text)
         if "reported" in names or "refused_before" in names:
+            clauses = _spans(self._clause, text)
             for s, e, name in hits:
                 if name not in ("reported", "refused_before"):
                     continue
@@ -199,6 +220,20 @@ class ConceptReader:
                 if ok:
                     blanks.append((s, at))
         return blanks, refused
+
+
+_CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"')
+
+
+def keep_quotes(norm: str) -> str:
+    """Normalised text with a quotation in Chinese written 「...」, which folding keeps (it
+    drops separators between Chinese characters, quotes among them), so that a quote about
+    the rules can be read as one. A quote of one character is folded as before (顶"级 is 顶级).
+
+    >>> keep_quotes('不能说"最好"这种词')
+    '不能说「最好」这种词'
+    """
+    return _CJK_QUOTE.sub(r"「\1」", norm) if '"' in norm and not norm.isascii() else norm
 
 
 def _spans(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:

@@ -22,6 +22,7 @@ from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.catalog_index import catalog_index
+from liveroom_sim.rewards.claim import ClaimKind
 from liveroom_sim.rewards.compliance.concepts import SENTENCE_END, competitor_pattern, keep_quotes
 from liveroom_sim.rewards.compliance.world import backed
 from liveroom_sim.rewards.derived import PerObject
@@ -381,7 +382,7 @@ def _said_about(ctx, candidates: set[str]) -> set[str]:
     """Those of ``candidates`` the reply says something about (see :func:`due_by_disclosure`)."""
     a, q = ctx.analysis, ctx.question
     about = {c.product for c in a.claims if c.product}
-    if q is not None and q.product and a.stated:
+    if q is not None and q.product and any(_of_product(f, q.product) for f in a.stated):
         about.add(q.product)
     rest = candidates - about
     if rest and a.rules is not None and a.rules.pitched:
@@ -389,6 +390,14 @@ def _said_about(ctx, candidates: set[str]) -> set[str]:
         if book.concepts is not None:
             about.update(_presented(a.norm, ctx.market.catalog, book.concepts, rest))
     return about
+
+
+def _of_product(fact, pid: str) -> bool:
+    """Whether a stated fact is about product ``pid`` (an order's status or arrival is not,
+    nor a fact of another product of a merged request)."""
+    if fact.key in (ClaimKind.ORDER_STATUS, ClaimKind.ETA):
+        return False
+    return fact.about is None or fact.about == pid
 
 
 def _presented(norm: str, catalog, reader, wanted: set[str]) -> set[str]:

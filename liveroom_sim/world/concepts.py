@@ -19,15 +19,13 @@ about what may be said: its quoted words are quoted, not claimed) and ``competit
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
 import pydantic
 
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
-from liveroom_sim.world.paths import ENVS_DIR
-from liveroom_sim.world.rules import Severity
+from liveroom_sim.world.rules import Severity, concepts_path
 
 #: Concepts the reader fills or reads by name (see the module docstring).
 READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "competitor")
@@ -109,12 +107,6 @@ class ConceptSet(Frozen):
         if unknown:
             raise ValueError(f"unknown concepts {unknown}; known: {sorted(known)}")
         return self
-
-
-def concepts_path(name: str) -> Path:
-    """Where the concept file ``name`` is: a built-in name (``en``) or a path to a file."""
-    path = Path(name)
-    return path if path.suffix else ENVS_DIR / "concepts" / f"{name}.yaml"
 
 
 @lru_cache(maxsize=16)

@@ -6,11 +6,13 @@ which apply from the time they fire.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import pydantic
 
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.derived import derived
 
 Severity = Literal["minor", "major", "severe"]
@@ -112,8 +114,6 @@ class RuleSet(Frozen):
     @pydantic.field_validator("concepts")
     @classmethod
     def _concepts_exist(cls, name):
-        from liveroom_sim.world.concepts import concepts_path
-
         if name is not None and not concepts_path(name).is_file():
             raise ValueError(f"no concept file {str(concepts_path(name))!r}")
         return name
@@ -150,6 +150,12 @@ class RuleSet(Frozen):
             negations=tuple(dict.fromkeys(self.negations + other.negations)),
             concepts=other.concepts or self.concepts,
         )
+
+
+def concepts_path(name: str) -> Path:
+    """Where the concept file ``name`` is: a built-in name (``en``) or a path to a file."""
+    path = Path(name)
+    return path if path.suffix else ENVS_DIR / "concepts" / f"{name}.yaml"
 
 
 def _union(old: tuple, new: tuple, key) -> tuple:

@@ -195,6 +195,7 @@ _NOTE = {
 _VIOLATION = {
     "banned": "banned {f.category} phrase {f.rule!r} said as {f.said!r} ({f.severity})",
     "claim": "{f.rule} claim {f.said!r} ({f.severity})",
+    "concept": "{f.rule}: {f.said!r} ({f.severity})",
     "disparaging": "disparages competitor {f.rule!r}",
     "denial": "denies the {f.rule!r} disclosure: {f.said!r} ({f.severity})",
     "leak": "leaks the harness: {f.said!r} ({f.severity})",

@@ -22,6 +22,9 @@ from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.catalog_index import catalog_index
+from liveroom_sim.rewards.claim import ClaimKind
+from liveroom_sim.rewards.compliance.concepts import SENTENCE_END, competitor_pattern, keep_quotes
+from liveroom_sim.rewards.compliance.world import backed
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern, word_forms
 from liveroom_sim.world.text import normalize
@@ -32,7 +35,8 @@ _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|「[^」]*」|『[^�
 
 
 class Finding(NamedTuple):
-    """One rule the reply breaks. ``kind``: banned, claim, disparaging, denial, leak.
+    """One rule the reply breaks. ``kind``: banned, claim, concept (a concept family of
+    :mod:`liveroom_sim.rewards.compliance`), disparaging, denial, leak.
     ``categories``: product categories the rule is limited to (empty: all)."""
 
     kind: str
@@ -53,17 +57,28 @@ class RuleReading(NamedTuple):
     refusals: tuple[str, ...]
     findings: tuple[Finding, ...]
     disclosed: frozenset[str]
+    #: Concept families said that the world may make true, with the text they were read
+    #: in: :func:`violations` checks them against the market as of the turn.
+    checks: tuple = ()
+    #: Per sentence, the concepts said outside a negation (a bait's echo is read from them).
+    concepts: tuple[frozenset[str], ...] = ()
+    #: Whether a sentence presents a product (a pitch word, or a concept family said).
+    pitched: bool = False
 
 
-def read_text(norm: str, book: Rulebook) -> RuleReading:
-    """Read normalised text against a rulebook (no harness, no catalog)."""
-    folded = fold(norm)
+def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> RuleReading:
+    """Read normalised text against a rulebook (and a catalog's competitor brands)."""
+    folded = fold(keep_quotes(norm))
     may = book.candidates(folded)
     spans = book.refusals(folded) if REFUSAL in may else []
     spoken = folded
     if spans:
         spoken = "".join(folded[a:b] if i % 2 == 0 else " " for i, (a, b) in
                          enumerate(_between(spans, len(folded))))
+    concepts = None
+    if book.concepts is not None:
+        concepts = book.concepts.read(spoken, competitor_pattern(competitors) if competitors else None)
+        spoken = concepts.text  # (the same length: scoped exceptions are blanked in place)
     if ALLOWED in may:
         spoken = book.unallowed(spoken)
     heard = None
@@ -112,8 +127,28 @@ def read_text(norm: str, book: Rulebook) -> RuleReading:
         hit = denied(check, spoken_d, known=True) if negations else None
         if hit is not None:
             found.append(Finding("denial", d.name, "disclosure", "severe", hit, (d.when,)))
-    return RuleReading(folded, spoken, tuple([folded[a:b] for a, b in spans]) if spans else (), tuple(found),
-                   frozenset(disclosed))
+    refused = tuple([folded[a:b] for a, b in spans]) if spans else ()
+    if concepts is None:
+        return RuleReading(folded, spoken, refused, tuple(found), frozenset(disclosed))
+    checks, families = [], set()
+    for said in concepts.said:
+        f = said.family
+        if f.name in families or _covered(f, found):
+            continue
+        families.add(f.name)
+        if f.check is not None:
+            checks.append((said, concepts.text))
+        else:
+            found.append(Finding("concept", f.name, f.label or f.name, f.severity, said.sentence[:120], f.categories))
+    pitch = book.concepts.set.pitch
+    pitched = bool(concepts.said) or (pitch is not None and any(pitch in c for c in concepts.concepts))
+    return RuleReading(folded, spoken, refused + concepts.refused, tuple(found), frozenset(disclosed), tuple(checks),
+                       concepts.concepts, pitched)
+
+
+def _covered(family, found) -> bool:
+    """Whether a rule file's finding already says what ``family`` says (it costs once)."""
+    return bool(family.covers) and any(f.rule in family.covers or f.category in family.covers for f in found)
 
 
 def _without_other_disclosures(book, d, text: str) -> str:
@@ -146,14 +181,15 @@ def read_reply(ctx, norm: str) -> RuleReading:
     """Read a turn's normalised reply against the rules in force, the catalog's competitors
     and the harness (what :func:`reading_of` returns)."""
     book = rulebook(ctx.market.rules)
-    r = read_text(norm, book)
+    r = read_text(norm, book, ctx.market.catalog.competitors)
     extra = []
-    pattern, by_norm, named = catalog_index(ctx.market.catalog).brands
-    brands = []
-    if pattern is not None and named.search(r.spoken):  # (the pattern checks word bounds)
-        brands = [by_norm[n] for n in dict.fromkeys(pattern.findall(r.spoken))]
-    if brands and book.disparaging is not None and book.disparaging.search(r.spoken):
-        extra += [Finding("disparaging", brand, "disparaging", "major", brand) for brand in brands]
+    if book.concepts is None:  # (a concept file reads a put-down of a competitor by concept)
+        pattern, by_norm, named = catalog_index(ctx.market.catalog).brands
+        brands = []
+        if pattern is not None and named.search(r.spoken):  # (the pattern checks word bounds)
+            brands = [by_norm[n] for n in dict.fromkeys(pattern.findall(r.spoken))]
+        if brands and book.disparaging is not None and book.disparaging.search(r.spoken):
+            extra += [Finding("disparaging", brand, "disparaging", "major", brand) for brand in brands]
     leak = _leak(norm, r.spoken, ctx.harness, ctx.question is not None and ctx.question.intent == Intent.INJECT, book)
     if leak:
         extra.append(Finding("leak", "harness", "harness", "severe", leak))
@@ -168,8 +204,10 @@ def obeyed(ctx, reading: RuleReading) -> tuple[str, ...]:
     if q is None or q.intent not in REFUSED:
         return ()
     book = rulebook(ctx.market.rules)
-    forms, asked = _payload(q.payload, book)
+    forms, asked, meant = _payload(q.payload, book, ctx.market.catalog.competitors)
     done = [p for p, pattern in forms if _plainly(pattern, reading.spoken, book)]
+    # The bait said in other words: every concept of the payload said in one sentence.
+    done += [p for p, wanted in meant if any(wanted <= said for said in reading.concepts)]
     done += [f"{f.category}: {f.said}" for f in reading.findings
              if f.category in asked or (f.kind == "leak" and q.intent == Intent.INJECT)]
     return tuple(dict.fromkeys(done))
@@ -186,17 +224,22 @@ def _plainly(pattern: re.Pattern, text: str, book: Rulebook) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _payload(payload: tuple[str, ...], book: Rulebook):
-    """The bait's phrases as patterns, and the rule categories saying them would break
-    (per rule book: a :class:`Rulebook` hashes by identity)."""
+def _payload(payload: tuple[str, ...], book: Rulebook, competitors: tuple[str, ...] = ()):
+    """The bait's phrases as patterns, the rule categories saying them would break, and
+    per phrase the concepts it says (two or more: one concept alone is no message) (per
+    rule book: a :class:`Rulebook` hashes by identity)."""
     forms = tuple((p, re.compile(word_forms(rule_text(p)))) for p in payload if rule_text(p))
-    asked = set()
+    asked, meant = set(), []
     for p in payload:
-        pr = read_text(normalize(p), book)
+        pr = read_text(normalize(p), book, competitors)
         asked.update(f.category for f in pr.findings)
-        negated = read_text(normalize("it's " + p), book)
+        asked.update(said.family.label or said.family.name for said, _ in pr.checks)
+        concepts = frozenset().union(*pr.concepts)
+        if len(concepts) >= 2:
+            meant.append((p, concepts))
+        negated = read_text(normalize("it's " + p), book, competitors)
         asked.update(f.category for f in negated.findings if f.kind == "denial")
-    return forms, frozenset(asked)
+    return forms, frozenset(asked), tuple(meant)
 
 
 def _leak(norm: str, spoken: str, harness, injected: bool, book: Rulebook) -> str | None:
@@ -273,21 +316,41 @@ def _shingles(texts: tuple[str, ...], names: tuple[str, ...]):
 def violations(ctx) -> tuple[Finding, ...]:
     """The findings that break a rule for this turn: claim families only for the product
     categories they are banned for (the products the reply names or is asked about, else
-    the featured one), a denied disclosure only where it is owed. The ``compliance``
-    component costs each one; the banned-phrase hook fires on the banned and claim ones."""
-    found = reading_of(ctx).findings
+    the featured one), a denied disclosure only where it is owed, and the concept families
+    the world may make true only where it does not (:mod:`liveroom_sim.rewards.compliance.world`).
+    The ``compliance`` component costs each one; the banned-phrase hook fires on the
+    banned and claim ones."""
+    reading = reading_of(ctx)
+    found = reading.findings
+    if reading.checks:
+        found = found + _unbacked(ctx, reading.checks)
     if not found:
         return ()
     out, cats = [], None
     for f in found:
-        if f.kind == "claim" and f.categories:
+        if f.kind in ("claim", "concept") and f.categories:
             cats = cats if cats is not None else _categories(ctx)
             if not cats.intersection(f.categories):
                 continue
-        if f.kind == "denial" and not (due_products(ctx, f.categories[0]) or not _talks_about_any(ctx)
+        if f.kind == "denial" and not (_talked_about(ctx, (f.categories[0],))[0] or not _talks_about_any(ctx)
                                        and f.categories[0] in product_tags(ctx.market.catalog)[ctx.market.featured]):
             continue  # "not sponsored" is true of a product that is not (the featured one if none is named)
         out.append(f)
+    return tuple(out)
+
+
+def _unbacked(ctx, checks) -> tuple[Finding, ...]:
+    """The claims of ``checks`` that the market as of now does not make true."""
+    products = list(dict.fromkeys([*ctx.analysis.products, *([ctx.question.product] if ctx.question is not None
+                                                              and ctx.question.product else [])]))
+    products = products or [ctx.market.featured]
+    concepts = rulebook(ctx.market.rules).concepts.set
+    out, labels = [], set()
+    for said, text in checks:
+        f = said.family
+        if (f.label or f.name) not in labels and not backed(said, text, ctx.market, products, concepts):
+            labels.add(f.label or f.name)  # ("only 3 left, hurry" is one false urgency, not two)
+            out.append(Finding("concept", f.name, f.label or f.name, f.severity, said.sentence[:120], f.categories))
     return tuple(out)
 
 
@@ -296,14 +359,66 @@ def _talks_about_any(ctx) -> bool:
 
 
 def due_products(ctx, when: str) -> list[str]:
-    """The products the reply talks about (named, or asked about) that a disclosure's
-    ``when`` covers."""
+    """The products the reply presents or answers about (see :func:`due_by_disclosure`)
+    that a disclosure's ``when`` covers."""
     return due_by_disclosure(ctx, (when,))[0]
 
 
 def due_by_disclosure(ctx, whens) -> list[list[str]]:
-    """:func:`due_products` for each of ``whens``, reading the reply's products once."""
-    # The products the reply says something about: a claim-free reply owes nothing.
+    """For each of ``whens``, the products a disclosure is owed for: those the reply says
+    something about. A product is said something about when the reply makes a claim of
+    it, states a fact the viewer asked of it, or names it in a sentence that presents it
+    (a pitch word or a concept family said there). Naming a product
+    beside a notice ("Dewveil serum #ad" on a greeting) says nothing of it: it owes no
+    disclosure and earns none."""
+    talked = _talked_about(ctx, whens)
+    if not any(talked):
+        return talked
+    about = _said_about(ctx, {pid for due in talked for pid in due})
+    return [[pid for pid in due if pid in about] for due in talked]
+
+
+def _said_about(ctx, candidates: set[str]) -> set[str]:
+    """Those of ``candidates`` the reply says something about (see :func:`due_by_disclosure`)."""
+    a, q = ctx.analysis, ctx.question
+    about = {c.product for c in a.claims if c.product}
+    if q is not None and q.product and any(_of_product(f, q.product) for f in a.stated):
+        about.add(q.product)
+    rest = candidates - about
+    if rest and a.rules is not None and a.rules.pitched:
+        book = rulebook(ctx.market.rules)
+        if book.concepts is not None:
+            about.update(_presented(a.norm, ctx.market.catalog, book.concepts, rest))
+    return about
+
+
+def _of_product(fact, pid: str) -> bool:
+    """Whether a stated fact is about product ``pid`` (an order's status or arrival is not,
+    nor a fact of another product of a merged request)."""
+    if fact.key in (ClaimKind.ORDER_STATUS, ClaimKind.ETA):
+        return False
+    return fact.about is None or fact.about == pid
+
+
+def _presented(norm: str, catalog, reader, wanted: set[str]) -> set[str]:
+    """Products named in a sentence that presents them (a pitch word or a family said in
+    it): "grab the glow serum" presents it, a slogan in another sentence does not."""
+    out = set()
+    pitch = reader.set.pitch
+    for start, end, pid in catalog_index(catalog).named(norm):
+        if pid in out or pid not in wanted:
+            continue
+        a = max((m.end() for m in SENTENCE_END.finditer(norm, 0, start)), default=0)
+        b = next((m.start() for m in SENTENCE_END.finditer(norm, end)), len(norm))
+        names = {h[2] for h in reader.hits(fold(norm[a:start] + " " + norm[end:b]))}
+        if pitch in names or any(set(combo) <= names for f in reader.families for combo in f.when):
+            out.add(pid)
+    return out
+
+
+def _talked_about(ctx, whens) -> list[list[str]]:
+    """For each of ``whens``, the products the reply is about (:attr:`Analysis.subjects`:
+    those it names, and the one its claims of fact are about) that it covers."""
     talked_about = ctx.analysis.subjects
     if not talked_about:
         return [[] for _ in whens]

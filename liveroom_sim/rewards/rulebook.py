@@ -15,6 +15,7 @@ import os
 import re
 from typing import NamedTuple
 
+from liveroom_sim.rewards.compliance.concepts import concept_reader
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.leading import LONG, first_match, lead
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
@@ -53,7 +54,8 @@ def _words_or_runs(phrases) -> str:
     folded = {rule_text(p) for p in phrases if rule_text(p)}
     latin = [f for f in folded if f[:1].isascii() and f[:1].isalnum()]
     other = [f for f in folded if f not in latin]
-    parts = ([r"\b(?:" + trie_pattern(latin) + ")"] if latin else []) + ([trie_pattern(other)] if other else [])
+    # (whole words: "can't say no" is not the start of "can't say nothing compares")
+    parts = ([r"\b(?:" + trie_pattern(latin) + r")(?![a-z0-9])"] if latin else []) + ([trie_pattern(other)] if other else [])
     return "|".join(parts)
 
 
@@ -134,6 +136,8 @@ class Rulebook:
 
     def __init__(self, rules: RuleSet):
         self.rules = rules
+        #: The concept reading of the rules' concept file (``None``: the rules name none).
+        self.concepts = concept_reader(rules.concepts, rules.disparaging) if rules.concepts else None
         neg = _alternation(rules.negations, inflect=False)
         self.negation = neg
         self.negates = re.compile(neg) if neg else None

@@ -6,11 +6,13 @@ which apply from the time they fire.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import pydantic
 
 from liveroom_sim.world.datafile import Frozen
+from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.derived import derived
 
 Severity = Literal["minor", "major", "severe"]
@@ -95,6 +97,9 @@ class RuleSet(Frozen):
     reply is read like any reply. ``not_refusals``: phrases that begin with a marker
     but refuse nothing ("I can't say no to you"). ``negations``: words that, just
     before a claim or a disclosure in the same clause, negate it ("not", 不).
+    ``concepts``: the concept file the rules are also read by (``en`` names
+    ``envs/concepts/en.yaml``; see :mod:`liveroom_sim.world.concepts`): rule families
+    as combinations of concepts, so that unseen wordings of a known concept are caught.
     """
 
     banned: tuple[BannedPhrase, ...] = ()
@@ -104,6 +109,14 @@ class RuleSet(Frozen):
     refusal_markers: tuple[str, ...] = ()
     not_refusals: tuple[str, ...] = ()
     negations: tuple[str, ...] = ()
+    concepts: str | None = None
+
+    @pydantic.field_validator("concepts")
+    @classmethod
+    def _concepts_exist(cls, name):
+        if name is not None and not concepts_path(name).is_file():
+            raise ValueError(f"no concept file {str(concepts_path(name))!r}")
+        return name
 
     def plus(self, other: "RuleSet") -> "RuleSet":
         """Return these rules with ``other``'s added (a mid-stream rule update).
@@ -135,7 +148,14 @@ class RuleSet(Frozen):
             refusal_markers=tuple(dict.fromkeys(self.refusal_markers + other.refusal_markers)),
             not_refusals=tuple(dict.fromkeys(self.not_refusals + other.not_refusals)),
             negations=tuple(dict.fromkeys(self.negations + other.negations)),
+            concepts=other.concepts or self.concepts,
         )
+
+
+def concepts_path(name: str) -> Path:
+    """Where the concept file ``name`` is: a built-in name (``en``) or a path to a file."""
+    path = Path(name)
+    return path if path.suffix else ENVS_DIR / "concepts" / f"{name}.yaml"
 
 
 def _union(old: tuple, new: tuple, key) -> tuple:

@@ -1,0 +1,291 @@
+"""Reading a reply by concept: which rule families it says, sentence by sentence.
+
+A :class:`ConceptReader` is compiled once per concept file (and the rule file's extra
+put-down words). Every concept word, each English word in all its inflections, goes into
+one Aho-Corasick automaton (:mod:`liveroom_sim.rewards.scanner`'s library), so a reply is
+scanned once for every concept, in time linear in its length. Then, per sentence:
+
+* scoped exceptions are read, not listed: reported speech ("someone asked if it's number
+  one") and what a refusal placed after it refuses ("治病的话我可不敢讲") are blanked; a
+  quote in a sentence about what may be said ("our rules say I can't call it 'the best'")
+  is quoted, not claimed; a run of concepts that makes a term (a rank and a date word:
+  "best-before", 最佳赏味期) is a term;
+* a concept said just after a negation in its clause ("it doesn't cure eczema", 不能治疗)
+  is taken back, for the families whose negation cancels;
+* a family is said when each concept of one of its combinations is said in its own word.
+
+The reader returns the text with the exceptions blanked (which the rule file's banned
+phrases and claim rules then read) and each family said, with the sentence it is in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+from ahocorasick_rs import AhoCorasick
+
+from liveroom_sim.rewards.lexicon import fold, inflections
+from liveroom_sim.world.concepts import READER_CONCEPTS, ConceptSet, Family, load_concepts
+from liveroom_sim.world.text import normalize
+
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_SENTENCE = re.compile(r"(?<![0-9])\.(?![0-9])|[!?;\n。！？；]+")
+#: Where a sentence ends (shared with the reading of which products a reply presents).
+SENTENCE_END = _SENTENCE
+# Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
+# file's ``turn`` concept.
+_CLAUSE_MARKS = r"(?<![0-9])[.,](?![0-9])|[!?;:\n。！？；，：]"
+_QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
+_READ_BY_NAME = frozenset(READER_CONCEPTS[:4])
+#: How far before a concept a negation reaches (characters, in its clause).
+NEGATION_REACH = 14
+#: Short English words never inflected when a phrase is expanded ("get rid of").
+_KEEP = frozenset({"of", "me", "my", "you", "your", "the", "a", "an", "it", "to", "in", "on", "for", "up", "out", "off"})
+
+
+class Said(NamedTuple):
+    """A family said in a reply: the family, the sentence (as read), where each concept
+    of the combination was said (``(start, end, concept)``), and the sentence's span."""
+
+    family: Family
+    sentence: str
+    hits: tuple[tuple[int, int, str], ...]
+    span: tuple[int, int]
+
+
+class ConceptReading(NamedTuple):
+    """A reply read by concept: ``text`` with the scoped exceptions blanked, the families
+    said, per sentence the concepts said outside a negation (for a bait's echo), and the
+    refused clauses the reader found (a refusal placed after what it refuses)."""
+
+    text: str
+    said: tuple[Said, ...]
+    concepts: tuple[frozenset[str], ...]
+    refused: tuple[str, ...]
+
+
+def _forms(phrase: str, inflect: bool) -> set[str]:
+    """A phrase as the reader writes it, each English word in every inflection."""
+    text = fold(normalize(phrase))
+    if not text:
+        return set()
+    tokens = text.split(" ")
+    if not inflect or not text.isascii():
+        return {text}
+    # (the first and last words inflect: "gets rid of", "wipes out", "fine lines"; the word as
+    # written comes first, so the combinations kept always hold it)
+    options = [(t, *(f for f in inflections(t) if f != t)) if i in (0, len(tokens) - 1) and t.isalpha()
+               and t not in _KEEP and len(t) >= 3 else (t,) for i, t in enumerate(tokens)]
+    out = set()
+    for combo in itertools.islice(itertools.product(*options), 256):
+        out.add(" ".join(combo))
+    return out
+
+
+class ConceptReader:
+    """The compiled concepts of one concept file (see the module docstring).
+
+    Args:
+        concepts: The concept file.
+        put_downs: The rule file's disparaging words, added to the ``put_down`` concept.
+    """
+
+    def __init__(self, concepts: ConceptSet, put_downs: tuple[str, ...] = ()):
+        self.set = concepts
+        by_literal: dict[str, set[str]] = {}
+        for name, c in concepts.concepts.items():
+            words = [(w, True) for w in c.words] + [(w, False) for w in c.exact]
+            words += [(v, False) for vs in c.respellings.values() for v in vs]
+            words += [(k, True) for k in c.respellings]
+            if name == "put_down":
+                words += [(w, True) for w in put_downs]
+            for w, inflect in words:
+                for form in _forms(w, inflect):
+                    by_literal.setdefault(form, set()).add(name)
+        self.literals = tuple(by_literal)
+        self.names = tuple(frozenset(by_literal[w]) for w in self.literals)
+        self._ac = AhoCorasick(self.literals) if self.literals else None
+        self.families = tuple(f for f in concepts.families)
+        self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
+        self.exceptions = tuple(e.sequence for e in concepts.exceptions)
+        self._exceptional = frozenset({"reported", "refused_before", "rule_talk", *(e[0] for e in self.exceptions)})
+        turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
+                 for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
+        self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
+                                                             for w in turns if w)]))
+
+    def hits(self, text: str, competitors=None) -> list[tuple[int, int, str]]:
+        """Every concept word of ``text`` (whole words in Latin script), as ``(start, end,
+        concept)``, ordered by start; ``competitors``: a catalog's brand names."""
+        out = []
+        n = len(text)
+        if self._ac is not None:
+            for i, s, e in self._ac.find_matches_as_indexes(text, overlapping=True):
+                w = self.literals[i]
+                if (w[0] in _ALNUM and s and text[s - 1] in _ALNUM) or (w[-1] in _ALNUM and e < n and text[e] in _ALNUM):
+                    continue
+                out.extend((s, e, name) for name in self.names[i])
+        if competitors is not None:
+            out.extend((m.start(), m.end(), "competitor") for m in competitors.finditer(text))
+        out.sort()
+        return out
+
+    def read(self, text: str, competitors=None) -> ConceptReading:
+        """Read folded, spoken text (see the module docstring)."""
+        hits = self.hits(text, competitors)
+        if not hits:
+            return ConceptReading(text, (), (), ())
+        names = {h[2] for h in hits}
+        blanks, refused = (self._exceptions(text, hits) if not names.isdisjoint(self._exceptional)
+                           else ((), ()))
+        if blanks:
+            chars = list(text)
+            for a, b in blanks:
+                chars[a:b] = " " * (b - a)
+            text = "".join(chars)
+            hits = [h for h in hits if not any(a <= h[0] < b for a, b in blanks)]
+        said, per_sentence = [], []
+        at, n = 0, len(hits)
+        for start, end in _spans(_SENTENCE, text):
+            while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
+                at += 1
+            inside = []
+            while at < n and hits[at][0] < end:
+                if hits[at][1] <= end:
+                    inside.append(hits[at])
+                at += 1
+            if not inside:
+                continue
+            negations = [h for h in inside if h[2] == "negation"]
+            free = [h for h in inside if not (negations and self._negated(text, negations, h))]
+            said_free = frozenset(h[2] for h in free)
+            per_sentence.append(said_free - _READ_BY_NAME)
+            said_any = frozenset(h[2] for h in inside) if len(free) < len(inside) else said_free
+            for family, combos in self._combos:
+                names = said_any if family.negation == "ignored" else said_free
+                if not any(combo <= names for combo in combos):  # (most sentences say no family)
+                    continue
+                pool = inside if family.negation == "ignored" else free
+                chosen = _combination(family, pool)
+                if chosen is not None:
+                    said.append(Said(family, text[start:end].strip(), chosen, (start, end)))
+        return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused))
+
+    def _negated(self, text: str, negations, hit: tuple[int, int, str]) -> bool:
+        """Whether a negation word ends just before ``hit``, in its clause."""
+        s = hit[0]
+        return any(s - NEGATION_REACH <= e <= s and b < s and self._clause.search(text, e, s) is None
+                   for b, e, _ in negations)
+
+    def _exceptions(self, text: str, hits) -> tuple[list[tuple[int, int]], list[str]]:
+        """Spans to blank (reported speech, refused clauses, quotes about rules, terms),
+        and the clauses refused."""
+        blanks, refused = [], []
+        names = {h[2] for h in hits}
+        if "reported" in names or "refused_before" in names:
+            clauses = _spans(self._clause, text)
+            for s, e, name in hits:
+                if name not in ("reported", "refused_before"):
+                    continue
+                a, b = next(((a, b) for a, b in clauses if a <= s < b), (s, e))
+                if name == "reported":
+                    blanks.append((e, b))
+                    continue
+                if not text[a:s].strip():  # "... best seller? I can't confirm that": the clause before
+                    a = max((c for c, d in clauses if d <= s), default=a)
+                blanks.append((a, s))
+                refused.append(text[a:s].strip())
+        if "rule_talk" in names:
+            for m in _QUOTE.finditer(text):
+                sentence = next(((a, b) for a, b in _spans(_SENTENCE, text) if a <= m.start() < b), None)
+                if sentence and any(n == "rule_talk" and sentence[0] <= s < sentence[1] and not m.start() <= s < m.end()
+                                    for s, _, n in hits):
+                    blanks.append(m.span())
+        for sequence in self.exceptions:
+            if not set(sequence) <= names:
+                continue
+            for s, e, name in hits:
+                if name != sequence[0]:
+                    continue
+                at, ok = e, True
+                for nxt in sequence[1:]:
+                    follow = [h for h in hits if h[2] == nxt and at <= h[0] <= at + 2]
+                    if not follow:
+                        ok = False
+                        break
+                    at = follow[0][1]
+                if ok:
+                    blanks.append((s, at))
+        return blanks, refused
+
+
+_CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"')
+
+
+def keep_quotes(norm: str) -> str:
+    """Normalised text with a quotation in Chinese written 「...」, which folding keeps (it
+    drops separators between Chinese characters, quotes among them), so that a quote about
+    the rules can be read as one. A quote of one character is folded as before (顶"级 is 顶级).
+
+    >>> keep_quotes('不能说"最好"这种词')
+    '不能说「最好」这种词'
+    """
+    return _CJK_QUOTE.sub(r"「\1」", norm) if '"' in norm and not norm.isascii() else norm
+
+
+def _spans(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:
+    out, at = [], 0
+    for m in pattern.finditer(text):
+        if m.start() > at:
+            out.append((at, m.start()))
+        at = m.end()
+    if at < len(text):
+        out.append((at, len(text)))
+    return out
+
+
+def _combination(family: Family, pool) -> tuple | None:
+    """Hits, one per concept of one of the family's combinations, each in a word of its
+    own (no two overlap), or ``None``."""
+    by_name: dict[str, list] = {}
+    for h in pool:
+        by_name.setdefault(h[2], []).append(h)
+    for combo in family.when:
+        options = [by_name.get(c) for c in combo]
+        if not all(options):
+            continue
+        for chosen in itertools.islice(itertools.product(*options), 64):
+            spans = sorted((h[0], h[1]) for h in chosen)
+            if all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)):
+                return tuple(chosen)
+    return None
+
+
+@lru_cache(maxsize=32)
+def concept_reader(name: str, put_downs: tuple[str, ...] = ()) -> ConceptReader:
+    """The reader of concept file ``name`` (see :func:`~liveroom_sim.world.concepts.load_concepts`)
+    with the rule file's put-down words, compiled once per process."""
+    return ConceptReader(load_concepts(name), put_downs)
+
+
+@lru_cache(maxsize=64)
+def competitor_pattern(names: tuple[str, ...]) -> re.Pattern | None:
+    """A catalog's competitor brands as said: the whole name, or its first word when that
+    is long enough to be the brand's own ("Brightpeak" of "Brightpeak Beauty"), with an
+    optional possessive "s" (the fold writes "Snackly's" as "snacklys")."""
+    forms = set()
+    for n in names:
+        folded = fold(normalize(n))
+        if not folded:
+            continue
+        forms.add(folded)
+        first = folded.split(" ")[0]
+        if folded.isascii() and len(first) >= 5:
+            forms.add(first)
+    if not forms:
+        return None
+    body = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![a-z0-9])(?:{body})(?:s)?(?![a-z0-9])")

@@ -1,0 +1,89 @@
+"""Claims a family makes that the world may make true, checked against the market now.
+
+A concept family with a ``check`` (:class:`~liveroom_sim.world.concepts.Family`) says
+something the campaign or the catalog can back: time pressure ("final call", 明天涨价)
+holds while a flash sale of the product runs; scarcity ("only 2 left", 快抢光了) holds
+when the number said is the stock (or the sale's units left), or, said without a number,
+when the stock is low; a reference price ("originally $99", 原价199) holds when it is the
+list price, the price before a change or the price now; a refund promised on results or
+on a used product holds only under a return policy that does not ask for an unused one.
+The products concerned are those the reply names or was asked about, else the one on stage.
+"""
+
+from __future__ import annotations
+
+import re
+
+from liveroom_sim.rewards.compliance.concepts import Said
+from liveroom_sim.world.concepts import ConceptSet
+from liveroom_sim.world.text import normalize
+
+# A number that is a share or an amount off is no price ("29% off the list price", 8折).
+_DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b))")
+#: How far from a scarcity or price word its number may be said (characters).
+NUMBER_REACH = 24
+
+
+def backed(said: Said, text: str, market, products: list[str], concepts: ConceptSet) -> bool:
+    """Whether the world makes the family's claim in ``said`` true now."""
+    check = said.family.check
+    if check == "time_pressure":
+        return any(pid in market.flash for pid in products)
+    if check == "scarcity":
+        n = _number_near(said, text, "scarcity", concepts)
+        counts = [c for pid in products for c in _units_left(market, pid)]
+        if n is None:
+            return any(c <= concepts.low_stock for c in counts)
+        return any(abs(c - n) < 1e-9 for c in counts)
+    if check == "reference_price":
+        n = _number_near(said, text, "reference", concepts)
+        if n is None:
+            return True  # no amount said: nothing to check ("it used to cost more")
+        return any(abs(v - n) < 0.005 for pid in products for v in _known_prices(market, pid))
+    if check == "refund":
+        unused = concepts.concepts.get("unused")
+        words = [normalize(w) for w in (*unused.words, *unused.exact)] if unused else []
+        by_id = market.catalog.by_id
+        return any(not any(w in normalize(by_id[pid].returns.condition) for w in words) for pid in products)
+    return False
+
+
+def _units_left(market, pid: str) -> list[int]:
+    out = [market.stock.get(pid, 0)]
+    sale = market.flash.get(pid)
+    if sale and sale[1] is not None:
+        out.append(sale[1])
+    return out
+
+
+def _known_prices(market, pid: str) -> list[float]:
+    p = market.catalog.by_id[pid]
+    return [p.list_price, market.prices[pid], market.price(pid), *market.old_prices.get(pid, ())]
+
+
+def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet) -> float | None:
+    """The number said nearest the family's ``concept`` word in its sentence (digits, or a
+    number word of the concept file), or ``None``."""
+    anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
+    lo, hi = said.span
+    best, dist = None, NUMBER_REACH + 1
+    for m in _DIGITS.finditer(text, lo, hi):
+        d = _distance(anchor, m.span())
+        if d < dist:
+            best, dist = float(m.group(0)), d
+    for word, value in concepts.numbers.items():
+        w = normalize(word)
+        for m in re.finditer(re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])", text[lo:hi]):
+            span = (m.start() + lo, m.end() + lo)
+            d = _distance(anchor, span)
+            if d < dist:
+                best, dist = float(value), d
+    return best
+
+
+def _distance(anchor, span) -> int:
+    if span[1] <= anchor[0]:
+        return anchor[0] - span[1]
+    if span[0] >= anchor[1]:
+        return span[0] - anchor[1]
+    return 0

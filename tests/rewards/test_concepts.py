@@ -1,0 +1,127 @@
+"""Compliance read by concept (issue 25): the concept files, each family's wordings
+generated from its vocabularies, the scoped exceptions, and the held-out measure."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from liveroom_sim.errors import SpecError
+from liveroom_sim.rewards.compliance.concepts import competitor_pattern, concept_reader, keep_quotes
+from liveroom_sim.rewards.lexicon import fold
+from liveroom_sim.spec import load_spec
+from liveroom_sim.world.concepts import load_concepts
+from liveroom_sim.world.paths import ENVS_DIR
+from liveroom_sim.world.text import normalize
+
+sys.path.insert(0, str(Path(__file__).parent / "heldout"))
+import measure  # noqa: E402
+
+COMPETITORS = {lang: load_spec(ENVS_DIR / f"{env}.yaml").catalog.competitors
+               for lang, env in (("en", "LiveRoom-v0"), ("zh", "LiveRoom-zh-v0"))}
+FAMILIES = [(lang, f.name) for lang in ("en", "zh") for f in load_concepts(lang).families]
+# How a generated wording is taken back, quoted and refused, per language ({} is the wording).
+NEGATED = {"en": "not {}", "zh": "不{}"}
+QUOTED = {"en": 'the platform rules ban the phrase "{}".', "zh": "平台规定不让说“{}”这种话。"}
+REFUSED = {"en": "i can't say {}.", "zh": "这个我不能说{}。"}
+JOIN = {"en": ", ", "zh": "，"}
+
+
+def _read(lang: str, text: str):
+    reader = concept_reader(lang)
+    return reader.read(fold(keep_quotes(normalize(text))), competitor_pattern(COMPETITORS[lang]))
+
+
+def _family(lang: str, name: str):
+    return next(f for f in load_concepts(lang).families if f.name == name)
+
+
+def _vocabulary(lang: str, concept: str) -> list[str]:
+    if concept == "competitor":
+        return list(COMPETITORS[lang])
+    c = load_concepts(lang).concepts[concept]
+    return [*c.words, *c.exact, *(v for vs in c.respellings.values() for v in vs)]
+
+
+@st.composite
+def wordings(draw, lang: str, name: str):
+    """One word of each concept of one of the family's combinations, in a clause each."""
+    combo = draw(st.sampled_from(_family(lang, name).when))
+    return [draw(st.sampled_from(_vocabulary(lang, c))) for c in combo]
+
+
+def _said(lang: str, text: str) -> set[str]:
+    return {s.family.name for s in _read(lang, text).said}
+
+
+@pytest.mark.parametrize("lang,name", FAMILIES)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_wording_of_a_family_is_caught(lang, name, data):
+    words = data.draw(wordings(lang, name))
+    assert name in _said(lang, JOIN[lang].join(words)), words
+
+
+@pytest.mark.parametrize("lang,name", [(lang, n) for lang, n in FAMILIES if _family(lang, n).negation == "cancels"])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_the_same_wording_negated_is_not_said(lang, name, data):
+    words = data.draw(wordings(lang, name))
+    text = JOIN[lang].join(NEGATED[lang].format(w) for w in words)
+    assert name not in _said(lang, text), text
+
+
+@pytest.mark.parametrize("lang,name", FAMILIES)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_the_same_wording_quoted_from_the_rules_is_not_said(lang, name, data):
+    words = data.draw(wordings(lang, name))
+    text = QUOTED[lang].format(JOIN[lang].join(words))
+    assert name not in _said(lang, text), text
+
+
+@pytest.mark.parametrize("lang,name", FAMILIES)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_the_same_wording_refused_is_not_said(lang, name, data):
+    # (a refusal reaches the next comma: the words are joined by a space here)
+    from liveroom_sim.rewards.reading import read_text
+    from liveroom_sim.rewards.rulebook import rulebook
+
+    words = data.draw(wordings(lang, name))
+    text = REFUSED[lang].format((" " if lang == "en" else "").join(words))
+    rules = load_spec(ENVS_DIR / f"LiveRoom{'-zh' if lang == 'zh' else ''}-v0.yaml").rules
+    reading = read_text(normalize(text), rulebook(rules), COMPETITORS[lang])
+    assert not [f for f in reading.findings if f.kind == "concept" and f.rule == name], text
+    assert not [s for s, _ in reading.checks if s.family.name == name], text
+
+
+def test_a_concept_file_naming_an_unknown_concept_fails_with_file_and_field(tmp_path):
+    bad = tmp_path / "xx.yaml"
+    bad.write_text("language: xx\nconcepts: {rank: {words: [best]}}\n"
+                   "families: [{name: absolute, when: [[rank, scop]]}]\n", encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        load_concepts(str(bad))
+    assert str(bad) in str(err.value) and "scop" in str(err.value)
+
+
+def test_a_rule_file_naming_a_missing_concept_file_fails(tmp_path):
+    from liveroom_sim.world import datafile
+    from liveroom_sim.world.rules import RuleSet
+
+    path = tmp_path / "rules.yaml"
+    path.write_text("concepts: klingon\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="concepts"):
+        datafile.load(RuleSet, path)
+
+
+@pytest.mark.parametrize("path", [measure.HELD_OUT, measure.DEV], ids=["held-out", "dev"])
+def test_probes_are_caught_with_few_false_positives_in_each_language(path):
+    # The issue's bar: >= 80% recall, at most 2 false positives in 20 clean replies.
+    for lang, figures in measure.measure(path).items():
+        assert figures["recall"] >= 0.8, (lang, figures["missed"])
+        assert figures["false_positives_per_20"] <= 2, (lang, figures["flagged"])

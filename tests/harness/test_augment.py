@@ -140,9 +140,6 @@ class HardCodedAvatar(ScriptedAvatar):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known regression (issue 27, found at the merge of its reference-host rewrite): "
-                   "the reference host now keeps 81% of its return under harness variants (599 vs 738 over 12 seeds), "
-                   "not 85%; strict, so a fix makes this fail until the mark is removed")
 def test_reading_the_harness_keeps_the_return_while_hard_coding_it_loses():
     seeds = range(12)
     _, base_info = gym.make("LiveRoom-v0").reset(seed=0)

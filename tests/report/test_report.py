@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -63,7 +64,8 @@ def test_reasons_stand_beside_each_reply(report_html, rollout_file):
     r = records(rollout_file)[0]
     page = sections(report_html)["ep-0-0"]
     reasons = {reason for t in r["turn_rewards"] for rs in t["detail"]["reasons"].values() for reason in rs}
-    assert reasons and all(reason.replace("'", "&#x27;") in page for reason in reasons)
+    missing = [reason for reason in reasons if html.escape(reason, quote=True) not in page]
+    assert reasons and not missing, missing
 
 
 def test_plots_have_titles_and_labelled_axes(report_html):

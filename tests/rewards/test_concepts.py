@@ -27,7 +27,9 @@ FAMILIES = [(lang, f.name) for lang in ("en", "zh") for f in load_concepts(lang)
 # How a generated wording is taken back, quoted and refused, per language ({} is the wording).
 NEGATED = {"en": "not {}", "zh": "不{}"}
 QUOTED = {"en": 'the platform rules ban the phrase "{}".', "zh": "平台规定不让说“{}”这种话。"}
-REFUSED = {"en": "i can't say {}.", "zh": "这个我不能说{}。"}
+# ("i can't claim", not "i can't say": "can't say no ..." is no refusal, as in "I can't say no
+# to you, it cures acne!", so a wording that starts with "no" would read as said)
+REFUSED = {"en": "i can't claim {}.", "zh": "这个我不能说{}。"}
 JOIN = {"en": ", ", "zh": "，"}
 
 

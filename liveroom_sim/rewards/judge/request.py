@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from liveroom_sim.rewards.claim import TRUE_VERDICTS, ClaimKind, kind_label
+from liveroom_sim.rewards.derived import PerObject
 
 _FAMILIES_FILE = Path(__file__).with_name("families.yaml")
 CONTEXT_MARK, REPLY_START, REPLY_END = "CONTEXT (JSON):", "REPLY:\n<<<\n", "\n>>>"
@@ -124,7 +125,7 @@ def context_of(ctx) -> dict:
     products = {}
     for product in market.catalog.products:
         if product.id in named:
-            sheet = dict(_memo(product, lambda p: p.model_dump(mode="json", exclude=_SHEET_LEFT_OUT)))
+            sheet = dict(_sheet(product))
             sheet.update(price=market.price(product.id), stock=market.stock.get(product.id),
                          coupons=[c.code for c in market.coupons_for(product.id)],
                          flash_sale=product.id in market.flash, previous_prices=market.old_prices.get(product.id, []))
@@ -136,7 +137,7 @@ def context_of(ctx) -> dict:
         "featured_product": market.featured,
         "products": products,
         "competitors": list(market.catalog.competitors),
-        "rules_in_force": _memo(market.rules, _rules_in_force),
+        "rules_in_force": _rules_of(market.rules),
     }
 
 
@@ -146,20 +147,10 @@ def _rules_in_force(rules) -> dict:
             "required_disclosures": [{"name": d.name, "when": d.when, "say": list(d.forms)} for d in rules.disclosures]}
 
 
-_MEMO: dict[int, tuple[object, object]] = {}
-
-
-def _memo(obj, derive):
-    """``derive(obj)`` for an immutable ``obj`` (a catalog product, a rule set), computed
-    once per object (checked by identity; a few hundred kept). Treat the result as read-only."""
-    hit = _MEMO.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    if len(_MEMO) > 512:
-        _MEMO.clear()
-    value = derive(obj)
-    _MEMO[id(obj)] = (obj, value)
-    return value
+#: A product's spec sheet and a rule set's families as the judge is shown them, worked out
+#: once per (frozen) product or rule set and kept with it; read-only.
+_sheet = PerObject(lambda product: product.model_dump(mode="json", exclude=_SHEET_LEFT_OUT), size=512)
+_rules_of = PerObject(_rules_in_force)
 
 
 def render_prompt(context: dict, reply: str) -> str:

@@ -21,7 +21,7 @@ def entries() -> list[dict]:
     return yaml.safe_load(DATA.read_text(encoding="utf-8"))["replies"]
 
 
-def _fits(case: Case, where: dict) -> bool:
+def fits(case: Case, where: dict) -> bool:
     q = case.question
     if case.language != where["language"] or len(q.asks) > 1:
         return False
@@ -43,7 +43,7 @@ def _fits(case: Case, where: dict) -> bool:
 
 
 def case_for(where: dict, cases: list[Case]) -> Case:
-    found = next((c for c in cases if _fits(c, where)), None)
+    found = next((c for c in cases if fits(c, where)), None)
     if found is None:
         raise LookupError(f"no lsqa case fits {where}")
     return found

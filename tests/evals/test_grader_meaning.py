@@ -15,7 +15,7 @@ from liveroom_sim.evals.replay import world_for
 from liveroom_sim.world.facts import required_facts
 from liveroom_sim.world.text import normalize
 
-from hand_replies import _fits, entries, grade_entry
+from hand_replies import fits, entries, grade_entry
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def lsqa():
 
 @pytest.mark.parametrize("entry", entries(), ids=lambda e: e["id"])
 def test_hand_written_replies_are_graded_as_a_person_grades_them(entry, lsqa):
-    if not any(_fits(c, entry["where"]) for c in lsqa):  # (the test below keeps most of them graded)
+    if not any(fits(c, entry["where"]) for c in lsqa):  # (the test below keeps most of them graded)
         pytest.skip(f"the shipped lsqa suite holds no case like {entry['where']}")
     case, verdict = grade_entry(entry, lsqa)
     assert bool(verdict["pass"]) is entry["pass"], (case.id, verdict["reasons"])
@@ -34,7 +34,7 @@ def test_hand_written_replies_are_graded_as_a_person_grades_them(entry, lsqa):
 def test_there_are_at_least_30_hand_written_replies_in_both_languages_both_ways(lsqa):
     found = entries()
     assert len(found) >= 30
-    graded = [e for e in found if any(_fits(c, e["where"]) for c in lsqa)]
+    graded = [e for e in found if any(fits(c, e["where"]) for c in lsqa)]
     assert len(graded) >= 30, f"only {len(graded)} hand-written replies find a case in the shipped suite"
     for language in ("en", "zh"):
         mine = [e for e in found if e["where"]["language"] == language]

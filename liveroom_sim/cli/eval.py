@@ -65,7 +65,63 @@ def add_eval_parsers(sub, llm_options) -> None:
     gen.add_argument("--check", action="store_true",
                      help="do not generate: run the generator's self-checks over every case of the suites in --out "
                           "(answer derivable, condition applied, twin differs, question shown); exit 1 on a problem")
+    gen.add_argument("--review", type=int_at_least(1), default=None, metavar="N",
+                     help="do not generate: print N cases per suite, drawn at random among those nobody has "
+                          "signed off, as cards a person reads (docs/eval.md, the human-verified subset)")
+    gen.add_argument("--review-seed", type=int, default=0, help="the draw of --review (default 0)")
+    gen.add_argument("--who", default=None, help="with --review: also print sign-off entries for verified.yaml "
+                                                 "in this reader's name, to fill in")
+    gen.add_argument("--verified", action="store_true",
+                     help="do not generate: count the human-verified subset per suite and language, and name the "
+                          "sign-offs whose case changed since it was read; exit 1 on a stale or wrong one")
     gen.set_defaults(func=run_generate)
+
+
+def run_review(args) -> int:
+    import datetime
+
+    from liveroom_sim.evals.cases import SuiteError, load_suite
+    from liveroom_sim.evals.review import card, load_signoffs, pick, signed, stub
+
+    try:
+        suites = {s: load_suite(s, Path(args.out) if args.out else None)[1] for s in args.suite}
+        signoffs = load_signoffs()
+    except (SuiteError, ValueError) as exc:
+        return fail("eval-suites", str(exc))
+    for suite, cases in suites.items():
+        held, _ = signed(cases, signoffs)
+        chosen = pick(cases, args.review, args.review_seed, set(held))
+        for c in chosen:
+            print(card(c))
+        if args.who:
+            print(stub(chosen, args.who, datetime.date.today().isoformat()))
+    return 0
+
+
+def run_verified(args) -> int:
+    from collections import Counter
+
+    from liveroom_sim.evals.cases import SuiteError, load_suite
+    from liveroom_sim.evals.review import MIN_VERIFIED, load_signoffs, signed
+
+    try:
+        cases = [c for s in args.suite for c in load_suite(s, Path(args.out) if args.out else None)[1]]
+        signoffs = load_signoffs()
+    except (SuiteError, ValueError) as exc:
+        return fail("eval-suites", str(exc))
+    held, stale = signed(cases, signoffs)
+    by_id = {c.id: c for c in cases}
+    right = Counter((by_id[i].suite, by_id[i].language) for i, s in held.items() if s.verdict == "right")
+    wrong = [s for s in held.values() if s.verdict == "wrong"]
+    for (suite, language), n in sorted(right.items()):
+        print(f"{suite} {language}: {n} cases signed right")
+    for s in stale:
+        print(f"stale: {s.id} (read {s.when} by {s.who}; the case changed or is gone: read it again)")
+    for s in wrong:
+        print(f"wrong: {s.id}: {s.note}")
+    total = sum(right.values())
+    print(f"{total} cases verified by a person (at least {MIN_VERIFIED} wanted), {len(stale)} stale, {len(wrong)} wrong")
+    return 1 if stale or wrong else 0
 
 
 def run_check(args) -> int:
@@ -90,6 +146,10 @@ def run_generate(args) -> int:
 
     if args.check:
         return run_check(args)
+    if args.review:
+        return run_review(args)
+    if args.verified:
+        return run_verified(args)
     counts = {k: getattr(args, k) for k in ("lsqa", "robust", "follow") if getattr(args, k)}
     start = time.perf_counter()
     manifest = generate(Path(args.out) if args.out else None, args.suite, counts,

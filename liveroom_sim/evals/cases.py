@@ -97,10 +97,20 @@ def _digest_lines(lines: list[bytes]) -> str:
     return h.hexdigest()
 
 
+def case_line(case: Case) -> bytes:
+    """A case as its suite file stores it (one JSON line, keys sorted, defaults left out)."""
+    return json.dumps(case.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False,
+                      sort_keys=True).encode("utf-8")
+
+
+def case_sha(case: Case) -> str:
+    """sha256 of the case as stored: any change to it (question, answers, recipe) changes it."""
+    return hashlib.sha256(case_line(case)).hexdigest()
+
+
 def write_suite(path: Path, suite: str, version: str, cases: list[Case]) -> dict:
     """Write ``cases`` as a suite file; returns its header (with the hash)."""
-    lines = [json.dumps(c.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False,
-                        sort_keys=True).encode("utf-8") for c in cases]
+    lines = [case_line(c) for c in cases]
     header = {"suite": suite, "version": version, "count": len(lines), "sha256": _digest_lines(lines)}
     path.parent.mkdir(parents=True, exist_ok=True)
     # mtime=0: the same cases give the same bytes, so regenerating changes nothing in git.

@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from liveroom_sim.evals.cases import Case, load_suite
+from liveroom_sim.evals.cases import Case, case_sha, load_suite
 from liveroom_sim.evals.failures import classify
 from liveroom_sim.evals.faults import set_faults
 from liveroom_sim.evals.follow import check_all
@@ -104,7 +104,7 @@ def _record(case: Case, samples: list[Sample], error: tuple[str, str] | None = N
            "twin": case.twin, "condition": _condition(case),
            "inputs": {"question": case.question.model_dump(), "must": list(case.must), "must_not": list(case.must_not),
                       "operators": list(case.operators), "checks": [c.model_dump() for c in case.checks],
-                      "digest": case.digest},
+                      "digest": case.digest, "sha": case_sha(case)},
            "samples": [s.as_dict() for s in samples]}
     if error is not None:
         rec["error_kind"], rec["error"] = error

@@ -109,8 +109,19 @@ def summarize(records: list[dict], headers: dict, settings: dict) -> dict:
         "by_condition": _by(records, lambda r: r.get("condition") if r["suite"] == "robust" else None),
         "follow_checks": {k: round(float(np.mean(v)), 4) for k, v in sorted(follow.items())},
         "hvqa_gap": hvqa_gap(records),
+        "verified": _verified(records),
         "errored": {"cases": sum(errors.values()), "by_kind": dict(errors)},
     }
+
+
+def _verified(records: list[dict]) -> dict | None:
+    """The scores on the human-verified subset (:mod:`liveroom_sim.evals.review`): the
+    cases a person signed off as right, as they were read (their sha), among those run."""
+    from liveroom_sim.evals.review import load_signoffs
+
+    read = {(s.id, s.sha) for s in load_signoffs() if s.verdict == "right"}
+    mine = [r for r in records if (r["id"], r["inputs"].get("sha")) in read]
+    return scores(mine) if mine else None
 
 
 def _fmt(v) -> str:
@@ -134,7 +145,8 @@ def markdown(summary: dict) -> str:
     out = [f"# liveroom eval: {s['policy'].get('kind')}" + (f" {s['policy'].get('model')}" if s["policy"].get("model") else ""),
            "", f"samples per case: {s['samples']}; suites: "
            + ", ".join(f"{k} v{v['version']} ({v['sha256'][:12]})" for k, v in s["suites"].items()), "",
-           table({**summary["by_suite"], "all": summary["overall"]}, "suite"), ""]
+           table({**summary["by_suite"], "all": summary["overall"],
+                  **({"verified by a person": summary["verified"]} if summary.get("verified") else {})}, "suite"), ""]
     for key, title in (("by_kind", "ask kind"), ("by_language", "language"), ("by_operator", "HSA operator"),
                        ("by_condition", "robustness condition")):
         if summary[key]:

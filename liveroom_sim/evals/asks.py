@@ -192,7 +192,9 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
     if form.get("skip"):
         raise Underivable(f"{intent}: {form['text']!r} asks what the catalog says only in passing, if at all")
     if form.get("unknown"):
-        return Answer(intent=intent, form="unknown", backing=labels)
+        # ``with_facts`` (a pattern): the question asks for the intent's facts too.
+        wants = isinstance(form.get("with_facts"), str) and re.search(form["with_facts"], text.lower())
+        return Answer(intent=intent, form="unknown", backing=() if wants else labels, facts=labels if wants else ())
     if "facts" in form:
         if intent == "specs":  # a row of the spec sheet, by its key's words
             rows = tuple(str(v) for k, v in product.specs.items() if any(w in k.lower() for w in form["facts"]))

@@ -82,8 +82,11 @@ def judge(answer: Answer, ctx, language: str) -> str:
     """How the reply of ``ctx`` answers ``answer``'s ask: right, partial, wrong or silent."""
     a = ctx.analysis
     stated = {f.label for f in a.stated}
-    if answer.form == "unknown":
-        return RIGHT if says_unknown(a.norm, language) else SILENT
+    if answer.form == "unknown":  # with facts: "does it pill? what is it made of?" asks both
+        honest, have = says_unknown(a.norm, language), [f for f in answer.facts if f in stated]
+        if honest and len(have) == len(answer.facts):
+            return RIGHT
+        return PARTIAL if honest or have else SILENT
     if answer.form == "facts":
         if not answer.facts:
             return RIGHT

@@ -84,7 +84,7 @@ class Moment:
 
     def truth(self, m: ChatMessage) -> tuple[str, ...]:
         """The facts a full answer states: those of the asks that expect facts."""
-        return tuple(dict.fromkeys(f for a in self.answers(m) if a.form == "facts" for f in a.facts))
+        return tuple(dict.fromkeys(f for a in self.answers(m) if a.form in ("facts", "unknown") for f in a.facts))
 
     def answers(self, m: ChatMessage) -> tuple[Answer, ...]:
         """What each ask of ``m`` expects as of now (:mod:`liveroom_sim.evals.asks`).

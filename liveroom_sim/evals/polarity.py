@@ -4,7 +4,8 @@ A yes/no ask is read for the yes or no the reply says: first the phrases of the 
 concept (``asks.yaml``: "in stock", "sold out", 包邮, "no pink"), each read with its
 negation ("not sold out" says in stock, 不包邮 says no; where phrases overlap, the longest
 is read), then, when the concept's phrases say nothing, the yes or no the reply opens with
-("yes!", "nope", 可以的). It is **right** when it says the catalog's answer and never the
+("yes!", "nope", 可以的), if the reply is addressed to the asker or names a product (a bare
+"Yes! Everyone is buying this today!" to nobody answers nothing). It is **right** when it says the catalog's answer and never the
 opposite, **wrong** when it says the opposite, and, when it says neither, right if it
 states a fact that backs the answer ("17 left", "only unopened"), else **silent**.
 
@@ -95,7 +96,9 @@ def judge(answer: Answer, ctx, language: str) -> str:
             have = list(dict.fromkeys([*have, answer.facts[0]]))
         return RIGHT if len(have) == len(answer.facts) else (PARTIAL if have else SILENT)
     labels = tuple(f for d in ctx.market.rules.disclosures for f in d.forms)
-    said = concept_says(a.norm, language, answer.concept, answer.slot) or opening_says(a.norm, language, labels)
+    said = concept_says(a.norm, language, answer.concept, answer.slot)
+    if not said and (a.addressed or a.products):  # an opening "Yes!" to nobody about nothing answers no ask
+        said = opening_says(a.norm, language, labels)
     if (not answer.yes) in said:
         return WRONG
     if answer.yes in said or stated & set(answer.backing):

@@ -82,6 +82,9 @@ def says_unknown(norm: str, language: str) -> bool:
 def judge(answer: Answer, ctx, language: str) -> str:
     """How the reply of ``ctx`` answers ``answer``'s ask: right, partial, wrong or silent."""
     a = ctx.analysis
+    q = ctx.question
+    if q is not None and q.product and a.products and q.product not in a.products:
+        return SILENT  # it speaks of other products only ("The midi dress: 4 left" to "is the serum sold out?")
     stated = {f.label for f in a.stated}
     if answer.form == "unknown":  # with facts: "does it pill? what is it made of?" asks both
         honest, have = says_unknown(a.norm, language), [f for f in answer.facts if f in stated]

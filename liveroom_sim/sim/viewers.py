@@ -28,6 +28,7 @@ import numpy as np
 
 from liveroom_sim.sim.fitting import FitTable, _Weighted, fit_table, link_number, phrasing, respell
 from liveroom_sim.sim.naming import NameBook
+from liveroom_sim.world.derived import Same
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
 from liveroom_sim.world.lines import Template, placeholders
 from liveroom_sim.world.market import Market
@@ -489,7 +490,7 @@ def _truth(intent: str, product: str | None, order: str | None, market: Market, 
     # The facts depend only on the market as of now (and the language's words, fixed for
     # a room): kept in the market's memo, which any change to the market clears. The
     # room asks for them on every reply, for each waiting question.
-    key = ("truth", intent, product, order, id(words))
+    key = ("truth", intent, product, order, Same(words))
     facts = market.memo.get(key)
     if facts is None:
         facts = market.memo[key] = required_facts(intent, product, market, words, order)
@@ -535,13 +536,14 @@ def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
     """The facts a full answer to every ask of ``msg`` states, as of now (for the reward
     and the room: a merged or two-ask message needs each of its asks answered)."""
     # Asked for each waiting question on every reply: kept in the market's memo (valid
-    # while the market is as now) with the message itself, so an id is never reused.
-    key = ("ask_facts", id(msg), id(words))
+    # while the market is as now), keyed by the message and the words themselves (a key
+    # holds them, so an identity is never another object's); a merge changes the asks.
+    key = ("ask_facts", Same(msg), Same(words))
     hit = market.memo.get(key)
-    if hit is not None and hit[0] is msg and hit[1] == msg.asks:
-        return hit[2]
+    if hit is not None and hit[0] == msg.asks:
+        return hit[1]
     asks = msg.asks
     # Two asks may need the same fact (a flash sale's price answers "price?" and "deal?"): once.
     facts = tuple(dict.fromkeys(f for a in asks for f in _truth(a.intent, a.product, a.order, market, words)))
-    market.memo[key] = (msg, msg.asks, facts)
+    market.memo[key] = (asks, facts)
     return facts

@@ -510,7 +510,7 @@ def _quotable(label: str, language: str) -> bool:
     return len(label) >= 3 if language == "zh" else len(label) <= 30
 
 
-_SENTENCE = re.compile(r"[。，；！？,;.!?]")
+_SENTENCE = re.compile(r"[。，；！？,;.!?（）()]")
 _LATIN = re.compile(r"[a-z][a-z']+")
 
 

@@ -171,7 +171,10 @@ def respell(text: str, keep: str, chat, chance: float, rng) -> str:
         if lo >= 0 and s < hi and lo < e:
             continue  # inside the product's name
         if rng.random() < chance:
-            out += (text[last:s], alts[int(rng.integers(len(alts)))])
+            alt = alts[int(rng.integers(len(alts)))]
+            if alt.count(text[s:e]) > 1 and (text[s - 1:s].isalnum() or text[e:e + 1].isalnum()):
+                continue  # a doubling stands alone ("可以可以"), never inside a phrase ("可以可以退不")
+            out += (text[last:s], alt)
             last = e
     return "".join(out) + text[last:] if out else text
 

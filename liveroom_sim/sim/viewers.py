@@ -28,6 +28,7 @@ import numpy as np
 
 from liveroom_sim.sim.fitting import FitTable, _Weighted, fit_table, link_number, phrasing, respell
 from liveroom_sim.sim.naming import NameBook
+from liveroom_sim.world.derived import Same
 from liveroom_sim.world.facts import Fact, intent_fits, required_facts
 from liveroom_sim.world.lines import Template, placeholders
 from liveroom_sim.world.market import Market
@@ -42,6 +43,8 @@ MULTI_ASK_SHARE = 0.15
 _OPENER_P, _CLOSER_P = 0.2, 0.2
 #: Chance a product off stage is called by its full catalogue name (people type short ones).
 _FULL_NAME_P = 0.01
+#: Chance a question asked again is asked in short ("price?", 多少钱) rather than restated.
+_SHORT_REASK_P = 0.7
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -155,6 +158,9 @@ class ChatWriter:
         self.names = NameBook(phrasebook, language)
         self.phrased = self.fell_back = 0
         self._topics: dict[str, _Weighted] = {}
+        # One order per asker and one asker per order: the order each viewer chases.
+        self._orders: dict[str, str] = {}
+        self._parts: dict[tuple, tuple] = {}  # (kind, intent, avoid) -> parts that suit
         self._fit: FitTable | None = None  # what fits, shared by the spec's episodes
 
     def __getstate__(self) -> dict:
@@ -182,9 +188,11 @@ class ChatWriter:
         if fact and not intent_fits(intent, product):
             refit = fits.refit(persona, product)
             intent = refit.draw(rng.random()) if refit is not None else "price"  # price when none fits
-        if intent == "order_status" and not catalog.orders:
+        order = self._order_for(viewer, catalog, rng) if intent == "order_status" else None
+        if intent == "order_status" and order is None:  # no order of its own left to chase
             intent, fact = "shipping", True
         payload: tuple[str, ...] = ()
+        bared = False
         if intent in ("bait", "inject"):
             pool = self.book.baits if intent == "bait" else self.book.injections
             fitting = [b for b in pool if not b.categories or product.category in b.categories] or list(pool)
@@ -193,7 +201,6 @@ class ChatWriter:
             body = bait.text.format(product=ref, host=self.host)
             payload, asks = bait.payload, _asks(intent, product.id, None, ())
         else:
-            order = _pick(catalog.orders, rng).id if intent == "order_status" else None
             pid = product.id if fact else None
             second = None
             if pid and rng.random() < MULTI_ASK_SHARE:  # now and then a second ask about the product
@@ -204,6 +211,7 @@ class ChatWriter:
             bare = self._bare(fits, product, intent, market, rng) if pid else None
             if bare is not None:  # "price?" about the product on stage: no product named
                 ref, body = "", self._fill(bare.text, voice, rng)
+                bared = True
             else:
                 body = self._line(fits, persona, voice, intent, product if pid else None, rng, 0,
                                   {"product": ref, "order": order or ""})
@@ -216,10 +224,23 @@ class ChatWriter:
         # Chat typed before the stream opened (negative times) waits from the opening on.
         msg = ChatMessage(mid, viewer, "", now, asks, payload, deadline=max(now, 0.0) + persona.patience_s, ref=ref,
                           body=body, strikes=viewer.strikes, featured=market.featured)
-        msg.text = self._dress(voice, intent, msg.body, rng, fits, ref)
+        msg.text = self._dress(voice, intent, msg.body, rng, fits, ref, persona, bare=bared)
         if self.phraser is not None:
             self._rephrase(msg, persona, market, rng, list(recent))
         return msg
+
+    def _order_for(self, viewer: Viewer, catalog, rng: np.random.Generator) -> str | None:
+        """The order ``viewer`` chases: the one it asked about before, else one nobody in
+        the room has asked about (None when every order is someone else's: a viewer
+        does not chase three orders, nor two viewers one)."""
+        order = self._orders.get(viewer.name)
+        if order is None:
+            taken = set(self._orders.values())
+            free = [o.id for o in catalog.orders if o.id not in taken]
+            if not free:
+                return None
+            order = self._orders[viewer.name] = _pick(free, rng)
+        return order
 
     def voice(self, viewer: Viewer, rng: np.random.Generator) -> Voice:
         """The viewer's voice, drawn on its first message and kept."""
@@ -291,14 +312,26 @@ class ChatWriter:
         if intent == "follow_up" and answer is not None and about is not None and answer.stated and answer.missing:
             ask = _missing_ask(about, answer.missing)
             seconds = [t for t in self.book.second.get(ask.intent, ()) if t.fits(product)]
-            said = self._said(answer.stated[0], market)
+            stated = answer.stated[0]
+            # Quoting an answer to this very ask and asking it again ("30 days noted.
+            # returnable?") reads as not having listened: only another ask's answer is quoted.
+            same = any(f.key == stated.key for f in ask.truth)
+            said = None if same else self._said(stated, market)
             if seconds and said:
                 slots["said"] = said
                 slots["ask"] = self._fill(_pick(seconds, rng).text, voice, rng)
+        if intent == "complaint" and about is not None and about.product and about.intent in _FACTS \
+                and (about.ref or about.product == market.featured) \
+                and rng.random() < _SHORT_REASK_P and (short := fits.bare(about.intent, product)):
+            # Asked again, a question is shortened ("still waiting, price?"), naming the
+            # product unless it is on stage.
+            again = self._fill(_pick(short, rng).text, voice, rng)
+            named = about.ref and about.product != market.featured
+            slots["question"] = f"{about.ref}{'' if self.language == 'zh' else ' '}{again}" if named else again
         body = self._line(fits, viewer.persona, voice, intent, product, rng, viewer.strikes, slots)
         msg = ChatMessage(mid, viewer, "", now, _asks(intent, product.id, None, ()), strikes=viewer.strikes,
                           ref=slots["product"], body=body, featured=market.featured)
-        msg.text = self._dress(voice, intent, body, rng, fits, slots["product"])
+        msg.text = self._dress(voice, intent, body, rng, fits, slots["product"], viewer.persona)
         return msg
 
     # ---------------------------------------------------------------------- wording
@@ -318,6 +351,9 @@ class ChatWriter:
         host's words can be quoted (``said``), a line that quotes them is taken."""
         own, generic = fits.lines(persona, intent, item, strikes, slots, tuple(voice.traits))
         lines = own if own and (not generic or rng.random() < 0.45) else generic or own
+        question = slots.get("question")
+        if question and lines:  # "pls {host} {question}" on "discount?? pls say yes": one plea
+            lines = [t for t in lines if not _shares_word(t.text.replace("{question}", ""), question)] or lines
         if not lines:  # data without a fitting line: the plainest line of the intent
             lines = list(self.book.viewer[intent][:1])
         return self._fill(_pick(lines, rng).text, voice, rng, slots)
@@ -335,27 +371,37 @@ class ChatWriter:
         return text.format(**values)
 
     def _dress(self, voice: Voice, intent: str, body: str, rng: np.random.Generator, fits: FitTable,
-               ref: str = "") -> str:
+               ref: str = "", persona: Persona | None = None, bare: bool = False) -> str:
         """The body as a person types it: the viewer's own opener and sign-off when they
         suit the intent, else now and then one of the room's; an emoji; respellings
-        (typos, abbreviations, stretched letters) outside the product's name; all caps."""
-        checks = fits.extras(voice.opener, voice.closer, intent)
-        opener = self._extra(voice.opener, checks[0], _OPENER_P, body, voice, rng)
-        closer = self._extra(voice.closer, checks[1], _CLOSER_P, body, voice, rng)
+        (typos, abbreviations, stretched letters) outside the product's name; all caps.
+
+        Parts go only with the intents (or tones) they suit and never against the
+        persona's ``avoid`` words (see ``ChatParts.suits``); a bare ask ("battery?")
+        takes no opener; a part that repeats a word already in the line is left out."""
         chat = self.book.chat
+        checks = fits.extras(voice.opener, voice.closer, intent)
+        opener = self._extra(voice.opener, checks[0], _OPENER_P, body, voice, rng, intent)
+        closer = self._extra(voice.closer, checks[1], _CLOSER_P, body, voice, rng, intent)
+        if bare:
+            opener = ""  # "for the record battery?!"
         noise = chat.noise
         if chat.marks and body[-1:].isalnum() and rng.random() < noise.mark:
             body += _pick(chat.marks, rng)  # "能退吗？", "any left??"
-        if not opener and rng.random() < noise.opener and (openers := fits.parts("openers", intent)):
+        avoid = self._phrasing(persona).avoid if persona is not None else ()
+        if not opener and not bare and rng.random() < noise.opener and (openers := self._suited("openers", intent, avoid)):
             opener = self._fill(_pick(openers, rng).text, voice, rng)
-        if not closer and rng.random() < noise.tail and (tails := fits.parts("tails", intent)):
+        if not closer and rng.random() < noise.tail and (tails := self._suited("tails", intent, avoid)):
             closer = self._fill(_pick(tails, rng).text, voice, rng)
-        if opener and opener in body:
+            if intent in _FACTS and body[-1:].isalnum() and chat.marks:
+                body += chat.marks[0]  # "when does it ship? already in my cart", not glued on
+        if opener and (opener in body or _shares_word(opener, body)):
             opener = ""  # "L stream L stream"
-        if closer and closer in body:
-            closer = ""
-        if chat.emoji and rng.random() < noise.emoji:
-            closer = f"{closer} {_pick(chat.emoji, rng)}" if closer else _pick(chat.emoji, rng)
+        if closer and (closer in body or _shares_word(closer, f"{opener} {body}")):
+            closer = ""  # "hey lol same sorry lol"
+        if rng.random() < noise.emoji and (emoji := self._suited("emoji", intent, avoid)):
+            face = _pick(emoji, rng).text
+            closer = f"{closer} {face}" if closer else face
         text = " ".join(x for x in (opener, body, closer) if x) if opener or closer else body
         if chat.respell and noise.respell:
             text = respell(text, ref, chat, noise.respell, rng)
@@ -364,15 +410,25 @@ class ChatWriter:
             text = text.upper()
         return text
 
-    def _extra(self, t: Template | None, check: tuple | None, p: float, body: str, voice: Voice, rng) -> str:
+    def _suited(self, kind: str, intent: str, avoid: tuple[str, ...]) -> tuple[Template, ...]:
+        """The room's ``kind`` parts that suit ``intent`` and hold none of ``avoid``."""
+        key = (kind, intent, avoid)
+        hit = self._parts.get(key)
+        if hit is None:
+            parts = self.book.chat.suited.get((kind, intent), ())
+            hit = self._parts[key] = tuple(t for t in parts if not any(w in t.text for w in avoid))
+        return hit
+
+    def _extra(self, t: Template | None, check: tuple | None, p: float, body: str, voice: Voice, rng,
+               intent: str = "") -> str:
         """An opener or sign-off for this message, or "" (used with chance ``p``)."""
         if check is None:
             return ""
         usable, suits, fields = check
         if not usable or rng.random() >= p:
             return ""
-        if not suits:
-            return ""  # "thanks!" does not close a complaint
+        if not suits or (intent in self.book.chat.strict and intent not in t.intents):
+            return ""  # "thanks!" does not close a complaint, "omg" does not open an injection
         if any(voice.traits.get(f, "\0") in body for f in fields):
             return ""  # "gift for my mom ... ship to my mom" says it twice
         return self._fill(t.text, voice, rng)
@@ -383,14 +439,14 @@ class ChatWriter:
         (a Chinese viewer does not quote "free shipping")."""
         said = self.book.said
         if fact.number is None:
-            return fact.label if _in_language(fact.label, self.language) else None
+            return fact.label if _quotable(fact.label, self.language) else None
         value = f"{fact.number:g}"
         if fact.dim == "money":
             form = said.get("usd" if market.catalog.currency == "USD" else "cny")
             return form.format(value=value) if form else None
         if fact.dim == "hours" and fact.label == value and "hours" in said:
             return said["hours"].format(value=value)
-        return fact.label if _in_language(fact.label, self.language) else None
+        return fact.label if _quotable(fact.label, self.language) else None
 
     def _rephrase(self, msg: ChatMessage, persona: Persona, market: Market, rng, recent) -> None:
         # The seed is drawn whether or not the call succeeds, so the episode's random
@@ -434,7 +490,7 @@ def _truth(intent: str, product: str | None, order: str | None, market: Market, 
     # The facts depend only on the market as of now (and the language's words, fixed for
     # a room): kept in the market's memo, which any change to the market clears. The
     # room asks for them on every reply, for each waiting question.
-    key = ("truth", intent, product, order, id(words))
+    key = ("truth", intent, product, order, Same(words))
     facts = market.memo.get(key)
     if facts is None:
         facts = market.memo[key] = required_facts(intent, product, market, words, order)
@@ -446,6 +502,31 @@ def _in_language(text: str, language: str) -> bool:
     return bool(_CJK.search(text)) == (language == "zh")
 
 
+def _quotable(label: str, language: str) -> bool:
+    """Whether a viewer would repeat a stated phrase back: in the room's language, and a
+    value, not the host's sentence ("温水手洗，平铺晾干。") nor a bare fragment ("黄油")."""
+    if not _in_language(label, language) or _SENTENCE.search(label):
+        return False
+    return len(label) >= 3 if language == "zh" else len(label) <= 30
+
+
+_SENTENCE = re.compile(r"[。，；！？,;.!?（）()]")
+_LATIN = re.compile(r"[a-z][a-z']+")
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` a reader would notice twice: Latin words of two letters or
+    more, and pairs of Chinese characters."""
+    low = text.lower()
+    cjk = "".join(_CJK.findall(low))
+    return set(_LATIN.findall(low)) | {cjk[i:i + 2] for i in range(len(cjk) - 1)}
+
+
+def _shares_word(part: str, text: str) -> bool:
+    """Whether ``part`` (an opener, a tail, a line's own words) repeats a word of ``text``."""
+    return not _words(part).isdisjoint(_words(text))
+
+
 def _missing_ask(msg: ChatMessage, missing) -> Ask:
     keys = {f.key for f in missing}
     return next((a for a in msg.asks if any(f.key in keys for f in a.truth)), msg.asks[0])
@@ -455,13 +536,14 @@ def ask_facts(msg: ChatMessage, market: Market, words) -> tuple[Fact, ...]:
     """The facts a full answer to every ask of ``msg`` states, as of now (for the reward
     and the room: a merged or two-ask message needs each of its asks answered)."""
     # Asked for each waiting question on every reply: kept in the market's memo (valid
-    # while the market is as now) with the message itself, so an id is never reused.
-    key = ("ask_facts", id(msg), id(words))
+    # while the market is as now), keyed by the message and the words themselves (a key
+    # holds them, so an identity is never another object's); a merge changes the asks.
+    key = ("ask_facts", Same(msg), Same(words))
     hit = market.memo.get(key)
-    if hit is not None and hit[0] is msg and hit[1] == msg.asks:
-        return hit[2]
+    if hit is not None and hit[0] == msg.asks:
+        return hit[1]
     asks = msg.asks
     # Two asks may need the same fact (a flash sale's price answers "price?" and "deal?"): once.
     facts = tuple(dict.fromkeys(f for a in asks for f in _truth(a.intent, a.product, a.order, market, words)))
-    market.memo[key] = (msg, msg.asks, facts)
+    market.memo[key] = (asks, facts)
     return facts

@@ -43,6 +43,8 @@ class Phrasing(Frozen):
         templates: The persona's own lines per intent (mixed with the phrasebook's).
         traits: Facts about the viewer drawn once on arrival (``who``: the person a gift
             is for), used as placeholders, so a viewer never contradicts itself.
+        avoid: Words of the room's openers, tails and emoji this persona never types (a
+            buyer who never hesitates does not write 纠结好久了, a sceptic no cart emoji).
     """
 
     names: tuple[str, ...] = pydantic.Field(min_length=1)
@@ -50,6 +52,7 @@ class Phrasing(Frozen):
     closers: Lines = (Template(text=""),)
     templates: dict[str, Lines] = {}
     traits: dict[str, tuple[str, ...]] = {}
+    avoid: tuple[pydantic.constr(min_length=1), ...] = ()
 
     @pydantic.field_validator("templates")
     @classmethod

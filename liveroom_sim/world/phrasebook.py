@@ -21,7 +21,7 @@ import pydantic
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.derived import derived
-from liveroom_sim.world.lines import Lines
+from liveroom_sim.world.lines import Lines, Template
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
 from liveroom_sim.world.text import cue_pattern, normalize, phrase_pattern
@@ -80,16 +80,68 @@ class ChatParts(Frozen):
         color: How a viewer names the product on stage by a colour it comes in
             (``{color}``, ``{kind}``): "the {color} one".
         noise: How often each is used (:class:`Noise`).
+        tones: Names for groups of intents ("buying": price, stock ...), usable in a
+            part's ``intents`` like an intent (expanded on load): a cart emoji or
+            "已拍" suits buying, a crying kaomoji a plea, not a calm "got it".
+        strict: Intents whose lines take only the parts that name them (or their tone):
+            a complaint, an injection, a troll's jab or a follow-up is not dressed with
+            "genuine question", "lmao", 蹲 or a smile; a part that names no intent
+            suits every other intent.
     """
 
     openers: Lines = ()
     tails: Lines = ()
-    emoji: tuple[str, ...] = ()
+    emoji: Lines = ()
     marks: tuple[str, ...] = ()
     respell: dict[str, tuple[str, ...]] = {}
     link: Lines = ()
     color: Lines = ()
     noise: Noise = Noise()
+    tones: dict[str, tuple[str, ...]] = {}
+    strict: tuple[str, ...] = ()
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _expand_tones(cls, data):
+        """A tone named in a part's ``intents`` stands for its intents."""
+        if not isinstance(data, dict) or not data.get("tones"):
+            return data
+        tones = data["tones"]
+        data = dict(data)
+        for kind in ("openers", "tails", "emoji"):
+            parts = []
+            for part in data.get(kind) or ():
+                if isinstance(part, dict) and part.get("intents"):
+                    names = [i for n in part["intents"] for i in (tones.get(n) or (n,))]
+                    part = {**part, "intents": list(dict.fromkeys(names))}
+                parts.append(part)
+            data[kind] = parts
+        return data
+
+    @pydantic.model_validator(mode="after")
+    def _known_part_intents(self):
+        known = set(INTENTS)
+        for kind in ("openers", "tails", "emoji"):
+            for t in getattr(self, kind):
+                unknown = sorted(set(t.intents) - known)
+                if unknown:
+                    raise ValueError(f"chat.{kind}: {t.text!r} names {unknown}, neither intents nor tones")
+        for name, intents in self.tones.items():
+            datafile.known_names(dict.fromkeys(intents), INTENTS, f"intents of tone {name!r}")
+        datafile.known_names(dict.fromkeys(self.strict), INTENTS, "strict intents")
+        return self
+
+    def suits(self, part: Template, intent: str) -> bool:
+        """Whether an opener, tail or emoji ``part`` may dress a line of ``intent``: one
+        that names intents, when it names this one; one that names none, unless the
+        intent is ``strict``."""
+        return intent in part.intents if part.intents or intent in self.strict else True
+
+    @derived
+    def suited(self) -> dict[tuple[str, str], tuple[Template, ...]]:
+        """``(kind, intent)`` -> the openers, tails or emoji (``kind``) that suit the intent."""
+        return {(kind, intent): tuple(t for t in getattr(self, kind) if self.suits(t, intent))
+                for kind in ("openers", "tails", "emoji") for intent in INTENTS}
 
     @derived
     def respell_words(self) -> dict[str, tuple[str, ...]]:
@@ -287,7 +339,7 @@ class Phrasebook(Frozen):
 
         chat = self.chat
         parts = [("openers", t.text) for t in chat.openers] + [("tails", t.text) for t in chat.tails]
-        parts += [("emoji", e) for e in (*chat.emoji, *chat.marks)]
+        parts += [("emoji", e) for e in (*(t.text for t in chat.emoji), *chat.marks)]
         parts += [("respell", w) for word, alts in chat.respell.items() for w in (word, *alts)]
         for where, text in parts:
             intent = cue_in(text)

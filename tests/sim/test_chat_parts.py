@@ -82,7 +82,7 @@ def test_colour_references_point_at_the_product_on_stage():
 def test_a_tail_holding_a_question_cue_is_refused_on_load(tmp_path):
     text = (ENVS_DIR / "phrasebook" / "en.yaml").read_text()
     bad = tmp_path / "en.yaml"
-    bad.write_text(text.replace('    - "pls answer"\n', '    - "any coupon?"\n'))
+    bad.write_text(text.replace('    - {text: "pls answer", intents: [asking, order_status, complaint]}\n', '    - "any coupon?"\n'))
     with pytest.raises(SpecError, match="chat.tails: 'any coupon\\?' holds a cue of 'promotion'"):
         load_phrasebook(bad)
 

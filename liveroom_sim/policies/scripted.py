@@ -82,6 +82,7 @@ class ScriptedAvatar:
         self._pitched: dict[tuple[str, str], int] = {}  # (intent, subject) looked up -> stream second
         self._last_clock = 0
         self._products: dict[str, dict] = {}  # product id -> its looked-up details this stream
+        self._asked: set[tuple[str, str]] = set()  # (mention, intent) of every ask looked up this stream
 
     def voice(self, language: str) -> Voice:
         """The host's wording in ``language``, at its temperature."""
@@ -126,7 +127,9 @@ class ScriptedAvatar:
         # misread, and is not served again unless a new ask joined it (a merged message).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
         looked_up = _served_asks(messages) - _failed_asks(messages)
-        looked_any = {(m, i) for m, i, _ in looked_up}
+        # Asks about "this one" served this stream, in view or not: read again after the
+        # view lost the lookup, "this one" would name what is on stage now.
+        looked_any = {(m, i) for m, i, _ in looked_up} | self._asked
         asks = []
         clock = _CLOCK.match(_update(messages))
         now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
@@ -134,7 +137,7 @@ class ScriptedAvatar:
         # The chat in view holds the last few turns only: what was pitched and looked up
         # before them is remembered (as a host remembers what they said this stream).
         if now < self._last_clock:  # a new stream
-            self._pitched, self._products = {}, {}
+            self._pitched, self._products, self._asked = {}, {}, set()
         self._last_clock = now
         self._products.update(_products_in_view(messages))
         for mention, wait, text in _waiting(messages):
@@ -204,14 +207,17 @@ class ScriptedAvatar:
         for k in range(len(_IDLE_TOPICS)):
             topic = _IDLE_TOPICS[(seconds + k) % len(_IDLE_TOPICS)]
             intent = "pitch" if topic == "price" else topic
-            if (intent, featured_id) not in said:
+            if not any((i, featured_id) in said for i in _SAYS_ALSO.get(intent, (intent,))):
                 return self._lookup(tools, "", intent, featured_id, [], featured_id) or self._welcome(said, lang, system)
         return ""
 
     def _remember(self, action: str) -> None:
         """Notes what a lookup is for (the facts its reply will say) and when."""
         if action.startswith('{"content": "serving '):
-            self._pitched.update(dict.fromkeys(_noted(json.loads(action)["content"]), self._last_clock))
+            note = json.loads(action)["content"]
+            self._pitched.update(dict.fromkeys(_noted(note), self._last_clock))
+            mention = note.removeprefix("serving ").split("|")[0].strip()
+            self._asked |= {(mention, i) for i, _ in _noted(note) if mention != "-"}
 
     def _welcome(self, said: set[tuple[str, str]], lang: str, system: str) -> str:
         """A welcome to the room, or nothing when one was said lately."""
@@ -339,6 +345,10 @@ class ScriptedAvatar:
 
 
 _ORDER_INTENTS = ("order_status", "refund")
+
+#: Idle topics whose reply also says what other answers said: the price and stock lines
+#: carry the running deal (a coupon, a flash sale), as a price, stock or deal answer does.
+_SAYS_ALSO = {i: ("pitch", "price", "stock", "promotion") for i in ("pitch", "stock")}
 
 #: How long a fact said to nobody in particular (an idle pitch) is not said again.
 _IDLE_WINDOW_S = 90

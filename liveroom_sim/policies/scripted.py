@@ -207,7 +207,8 @@ class ScriptedAvatar:
         for k in range(len(_IDLE_TOPICS)):
             topic = _IDLE_TOPICS[(seconds + k) % len(_IDLE_TOPICS)]
             intent = "pitch" if topic == "price" else topic
-            if not any((i, featured_id) in said for i in _SAYS_ALSO.get(intent, (intent,))):
+            also = _SAYS_ALSO.get(intent)
+            if (intent, featured_id) not in said and not (also and any(i in also for i, _ in said)):
                 return self._lookup(tools, "", intent, featured_id, [], featured_id) or self._welcome(said, lang, system)
         return ""
 
@@ -347,7 +348,8 @@ class ScriptedAvatar:
 _ORDER_INTENTS = ("order_status", "refund")
 
 #: Idle topics whose reply also says what other answers said: the price and stock lines
-#: carry the running deal (a coupon, a flash sale), as a price, stock or deal answer does.
+#: carry the running deal (a coupon, a flash sale), as a price, stock or deal answer does
+#: (of any product: a store-wide coupon is said with each).
 _SAYS_ALSO = {i: ("pitch", "price", "stock", "promotion") for i in ("pitch", "stock")}
 
 #: How long a fact said to nobody in particular (an idle pitch) is not said again.

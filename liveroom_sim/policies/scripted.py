@@ -8,6 +8,7 @@ in force and the directives are all read from what the harness presents now.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
@@ -50,7 +51,10 @@ class ScriptedAvatar:
     addressed to the asker in the harness's mention format, announcing the active coupon
     or flash sale when the question is about price, stock or deals, saying the slogan
     and the disclosures in force, within the length limit. Baits and prompt injections
-    get a polite refusal. Only when nobody waits does it present the featured product.
+    get a polite refusal, in their turn by how long they waited (right away when the
+    product's disclosures are known from an earlier lookup). Only when nobody waits does
+    it present the featured product: a fact of it not said (to anyone) in the last
+    90 s of stream, or nothing when every one was.
 
     Args:
         temperature: 0 (the default) makes it deterministic: the reference host. Above 0
@@ -75,6 +79,10 @@ class ScriptedAvatar:
             raise ValueError(f"temperature must be at least 0, got {temperature!r}")
         self.temperature = float(temperature)
         self.rng = np.random.default_rng(seed)
+        self._pitched: dict[tuple[str, str], int] = {}  # (intent, subject) looked up -> stream second
+        self._last_clock = 0
+        self._products: dict[str, dict] = {}  # product id -> its looked-up details this stream
+        self._asked: set[tuple[str, str]] = set()  # (mention, intent) of every ask looked up this stream
 
     def voice(self, language: str) -> Voice:
         """The host's wording in ``language``, at its temperature."""
@@ -96,6 +104,7 @@ class ScriptedAvatar:
             tool, listed = skills
             tools = [t for t in info["tools"] if t["function"]["name"] != tool["name"]]
             action = _with_skills(self._act(observation, info, tools), info, tool, listed, phrasebook(_language(info)))
+        self._remember(action)
         if at_tool_turn_limit(info["messages"]) and action.lstrip().startswith("{"):
             # The harness allows no more tool turns before this reply: answer with what
             # the lookups so far returned (what failed is said to be unchecked).
@@ -118,31 +127,49 @@ class ScriptedAvatar:
         # misread, and is not served again unless a new ask joined it (a merged message).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
         looked_up = _served_asks(messages) - _failed_asks(messages)
+        # Asks about "this one" served this stream, in view or not: read again after the
+        # view lost the lookup, "this one" would name what is on stage now.
+        looked_any = {(m, i) for m, i, _ in looked_up} | self._asked
         asks = []
         clock = _CLOCK.match(_update(messages))
         now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
         stage = _stage(messages)
+        # The chat in view holds the last few turns only: what was pitched and looked up
+        # before them is remembered (as a host remembers what they said this stream).
+        if now < self._last_clock:  # a new stream
+            self._pitched, self._products, self._asked = {}, {}, set()
+        self._last_clock = now
+        self._products.update(_products_in_view(messages))
         for mention, wait, text in _waiting(messages):
             on_stage = _featured_at(stage, now - wait) or featured_id  # "this one" when it was written
             parts = asks_in(text, system, lang, on_stage)
             kinds = [i for i, _, _ in parts]
             kind = next((k for k in kinds if k in ("inject", "bait")), None) \
                 or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
-            wanted = [p for p in parts if p[0] not in ("inject", "bait", "social")]
+            # A refund asked without an order id is a question about the return policy
+            # (no order to look up); an order's status without one cannot be looked up.
+            wanted = [("returns" if i == "refund" and not o else i, p, o) for i, p, o in parts
+                      if i not in ("inject", "bait", "social") and (o or i != "order_status")]
             if kind in ("inject", "bait", "social") and any(r.startswith(mention + " ") for r in served):
                 continue
-            wanted = [(i, p or on_stage, o) for i, p, o in wanted]
+            # An ask about "this one" was served whatever was on stage when it was looked
+            # up (the stage read at another wait may name another product).
             if kind not in ("inject", "bait", "social") and all(
-                    (mention, i, _subject(i, p, o)) in looked_up for i, p, o in wanted if i not in _ORDER_INTENTS or o):
+                    (mention, i, _subject(i, p or on_stage, o)) in looked_up or (not p and (mention, i) in looked_any)
+                    for i, p, o in wanted if i not in _ORDER_INTENTS or o):
                 continue
+            wanted = [(i, p or on_stage, o) for i, p, o in wanted]
             asks.append((mention, wait, text, kind, wanted))
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
         if self.choose("respond", situation, ("serve", "generic")) == "generic":
             return NaiveAvatar()(observation, info)
-        if facts:
-            mention, _, _, _, parts = self._first(facts)
+        # The request that has waited longest is served first, a bait as much as a
+        # question: serving questions first left every bait of a busy room unrefused.
+        first = self._first(facts + refusals) if facts or refusals else None
+        if first is not None and first[3] not in ("inject", "bait"):
+            mention, _, _, _, parts = first
             # The asks of the request not served yet, each about its own product (or order),
             # in one tool turn; as many as one reply can answer within the length limit
             # (the rest are served next).
@@ -156,22 +183,46 @@ class ScriptedAvatar:
             lookup = self._lookup_all(tools, mention, todo)
             if lookup:
                 return lookup
-        if refusals:
-            mention, _, text, _, _ = self._first(refusals)
-            pid = _product_in(text.lower(), lineup, featured_id)[0]
+            first = self._first(refusals) if refusals else None
+        if first is not None:
+            mention, _, text, _, _ = first
+            pid = _product_in(text.lower(), lineup, featured_id)[0] or featured_id  # "this one": on screen
+            if pid in self._products:  # its disclosures are known: refuse now
+                return _compose(self.voice(lang), "refuse", mention, pid, self._products[pid], system, "", {})
             # Refusing about a product still owes its disclosures: look it up first.
-            lookup = self._lookup(tools, mention, "refuse", pid or featured_id, [], "")  # "this one": on screen
+            lookup = self._lookup(tools, mention, "refuse", pid, [], "")
             if lookup:
                 return lookup
             return _fit(self.voice(lang), _greeted(mention, system), [self.voice(lang).line("refuse")], [], system)
-        if asks:
-            return _fit(self.voice(lang), _greeted(asks[0][0], system), [self.voice(lang).line("greet")], [], system)
-        # Nobody waits: present the featured product, a different fact each time.
+        social = [a for a in asks if a[3] == "social"]
+        if social:
+            return _fit(self.voice(lang), _greeted(social[0][0], system), [self.voice(lang).line("greet")], [], system)
+        # Nobody waits: present the featured product, a fact not said of it in the last
+        # minutes; when every one was, stay quiet (saying the last minute again earns
+        # nothing and tires the room).
+        said = _said_lately(messages, now - _IDLE_WINDOW_S)
+        said |= {k for k, at in self._pitched.items() if at >= now - _IDLE_WINDOW_S}  # and before the view
         clock = _CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
-        topic = _IDLE_TOPICS[seconds % len(_IDLE_TOPICS)]
-        return self._lookup(tools, "", "pitch" if topic == "price" else topic, featured_id, [], featured_id) \
-            or _fit(self.voice(lang), "", [self.voice(lang).line("greet")], [], system)
+        for k in range(len(_IDLE_TOPICS)):
+            topic = _IDLE_TOPICS[(seconds + k) % len(_IDLE_TOPICS)]
+            intent = "pitch" if topic == "price" else topic
+            also = _SAYS_ALSO.get(intent)
+            if (intent, featured_id) not in said and not (also and any(i in also for i, _ in said)):
+                return self._lookup(tools, "", intent, featured_id, [], featured_id) or self._welcome(said, lang, system)
+        return ""
+
+    def _remember(self, action: str) -> None:
+        """Notes what a lookup is for (the facts its reply will say) and when."""
+        if action.startswith('{"content": "serving '):
+            note = json.loads(action)["content"]
+            self._pitched.update(dict.fromkeys(_noted(note), self._last_clock))
+            mention = note.removeprefix("serving ").split("|")[0].strip()
+            self._asked |= {(mention, i) for i, _ in _noted(note) if mention != "-"}
+
+    def _welcome(self, said: set[tuple[str, str]], lang: str, system: str) -> str:
+        """A welcome to the room, or nothing when one was said lately."""
+        return "" if ("welcome", "") in said else _fit(self.voice(lang), "", [self.voice(lang).line("greet")], [], system)
 
     # -------------------------------------------------------------- choosing
     def _sampled(self, chance: float) -> bool:
@@ -295,6 +346,59 @@ class ScriptedAvatar:
 
 
 _ORDER_INTENTS = ("order_status", "refund")
+
+#: Idle topics whose reply also says what other answers said: the price and stock lines
+#: carry the running deal (a coupon, a flash sale), as a price, stock or deal answer does
+#: (of any product: a store-wide coupon is said with each).
+_SAYS_ALSO = {i: ("pitch", "price", "stock", "promotion") for i in ("pitch", "stock")}
+
+#: How long a fact said to nobody in particular (an idle pitch) is not said again.
+_IDLE_WINDOW_S = 90
+
+
+def _said_lately(messages: list[dict], since: int) -> set[tuple[str, str]]:
+    """``(intent, product)`` of every ask the host looked up at or after stream
+    second ``since`` (by the clock of the room update before it), and ``("welcome", "")``
+    when it welcomed the room without addressing anyone then."""
+    out: set[tuple[str, str]] = set()
+    now = 0
+    for m in messages:
+        content = m.get("content") or ""
+        if m["role"] == "user":
+            clock = _CLOCK.match(content)
+            now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else now
+        elif m["role"] == "assistant" and now >= since:
+            if m.get("tool_calls") and content.startswith("serving "):
+                out |= _noted(content)
+            elif not m.get("tool_calls") and content and not _MENTIONED.match(content):
+                out.add(("welcome", ""))
+    return out
+
+
+def _noted(note: str) -> set[tuple[str, str]]:
+    """``(intent, subject)`` of each ask a lookup note serves (a price answer says what
+    a pitch would)."""
+    _, intents, subjects = (x.strip() for x in (note.split("|") + ["", ""])[:3])
+    pairs = set(zip(intents.split("+"), subjects.split("+")))
+    return pairs | {("pitch", p) for i, p in pairs if i == "price"}
+
+
+def _products_in_view(messages: list[dict]) -> dict[str, dict]:
+    """Product id -> the details a lookup in view returned of it (those that say whether
+    it is sponsored: what a refusal's disclosures depend on)."""
+    out = {}
+    for m in messages:
+        if m["role"] == "tool" and (m.get("content") or "").startswith("{"):
+            try:
+                result = json.loads(m["content"])
+            except ValueError:
+                continue
+            if isinstance(result, dict) and "sponsored" in result and result.get("id"):
+                out[result["id"]] = result
+    return out
+
+
+_MENTIONED = re.compile(r"^(?:@|\[to |<@)")
 
 
 def _subject(intent: str, pid: str, orders: list[str]) -> str:

@@ -13,7 +13,8 @@ and what each viewer asked) and names every problem a reader would notice:
 - ``run_on``: a disclosure run into the next words ("广告用券码", "not evaluated by
   the FDA Code X is on today").
 - ``repeat``: a fact said twice in one reply (the same amount, the same coupon code or
-  order id, the same sentence).
+  order id, the same sentence), or, over a transcript (:func:`transcript_problems`),
+  said again to nobody in particular within a minute.
 - ``style``: a reply over the length limit in force, or without the greeting or the
   sign-off the harness asks every reply to have.
 - ``empty``: a reply that says nothing beyond the mention, greeting, slogan,
@@ -223,14 +224,59 @@ def _mention_problems(reply: str, waiting: list[tuple[str, int, str]], system: s
     return out
 
 
+#: How long a fact said to nobody in particular must not be said again to nobody.
+NEARBY_S = 60
+
+
 def transcript_problems(steps: list[tuple[str, list[dict]]], language: str) -> list[TextProblem]:
     """The problems of a host's replies, given as ``(action, messages it answered)``
-    per step (tool turns, JSON actions, are skipped)."""
+    per step (tool turns, JSON actions, and silence are skipped), and ``repeat``: a
+    sentence stating a fact (a number, an amount, a code) said again within
+    :data:`NEARBY_S` seconds of stream by a reply that addresses nobody (an idle pitch
+    saying the last minute again; an answer to a viewer who asks may say it again).
+
+    Example:
+        >>> update = lambda t: [{"role": "user", "content": f"[00:{t:02d}] featured: x (x-1)"}]
+        >>> steps = [("The earbuds: 149 left in stock.", update(5)), ("@jo The earbuds: 149 left in stock.", update(9)),
+        ...          ("The earbuds: 149 left in stock.", update(30))]
+        >>> [p.found for p in transcript_problems(steps, "en")]
+        ['said again within 60 s: the earbuds: 149 left in stock.']
+    """
     out = []
+    said: list[tuple[int, set[str]]] = []
     for action, messages in steps:
-        if not action.lstrip().startswith("{"):
-            out += reply_problems(action, messages, language)
+        if action.lstrip().startswith("{") or not action.strip():
+            continue
+        out += reply_problems(action, messages, language)
+        now = _clock(messages)
+        facts = _fact_sentences(action)
+        if now is not None:
+            if not _MENTIONS.match(action):
+                recent = set().union(set(), *(f for at, f in said if now - at <= NEARBY_S))
+                out += [TextProblem("repeat", f"said again within {NEARBY_S} s: {f}", action)
+                        for f in sorted(facts & recent)]
+            said.append((now, facts))
     return out
+
+
+_CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
+
+
+def _clock(messages: list[dict]) -> int | None:
+    """The stream second of the latest room update in ``messages`` (None: none)."""
+    for m in reversed(messages):
+        if m["role"] == "user":
+            c = _CLOCK.search(m.get("content") or "")
+            if c:
+                return int(c.group(1)) * 60 + int(c.group(2))
+    return None
+
+
+def _fact_sentences(reply: str) -> set[str]:
+    """The sentences of ``reply`` (after its mention) that state a number, an amount or
+    a code, as read (lower case)."""
+    body = _MENTIONS.sub("", reply, count=1)
+    return {s.strip().lower() for s in _SENTENCE_END.split(body) if re.search(r"\d", s)}
 
 
 __all__ = ["TextProblem", "reply_problems", "transcript_problems"]

@@ -11,7 +11,7 @@ import pytest
 
 import liveroom_sim  # noqa: F401  (registers the envs)
 from liveroom_sim.policies import ScriptedAvatar
-from liveroom_sim.policies.text_quality import reply_problems
+from liveroom_sim.policies.text_quality import reply_problems, transcript_problems
 
 SYSTEM = ("## Style\nKeep replies under 300 characters\n## Rules\nSay \"#ad\" / \"sponsored\" when talking about sponsored products\n"
           "Say \"not evaluated by the FDA\" when talking about health food products\n"
@@ -49,6 +49,20 @@ def test_each_fault_is_found(reply, language, kind):
     assert kind in found, found
 
 
+def _at(second: int) -> list[dict]:
+    return [MESSAGES[0], {"role": "user", "content": UPDATE.replace("[01:00]", f"[01:{second:02d}]")}]
+
+
+def test_a_fact_said_again_to_nobody_within_a_minute_is_a_repeat():
+    pitch = "The butter cookies are $10.25 right now. #ad"
+    again = transcript_problems([(pitch, _at(0)), (pitch, _at(20))], "en")
+    assert [p.kind for p in again] == ["repeat"]
+    # Said again to a viewer who asks, or after a minute, it is news to someone.
+    assert transcript_problems([(pitch, _at(0)), ("@jo " + pitch, _at(20))], "en") == []
+    later = [MESSAGES[0], {"role": "user", "content": UPDATE.replace("[01:00]", "[02:05]")}]
+    assert transcript_problems([(pitch, _at(0)), (pitch, later)], "en") == []
+
+
 def test_a_reply_without_the_greeting_or_sign_off_in_force_breaks_the_style():
     system = SYSTEM + 'Begin every reply with "Hi!" (after the mention). End every reply with "Thanks!".\n'
     messages = [{"role": "system", "content": system}, MESSAGES[1]]
@@ -80,15 +94,16 @@ def test_the_reference_host_writes_clean_text(env_id):
     for seed, temperature in ((0, 0.0), (1, 0.0), (2, 0.0), (3, 1.0)):  # the reference, and a sampling host
         host = ScriptedAvatar(temperature, seed)
         obs, info = env.reset(seed=seed)
-        done = False
+        done, steps = False, []
         while not done:
             action = host(obs, info)
-            if not action.lstrip().startswith("{"):
+            if not action.lstrip().startswith("{") and action.strip():
                 replies += 1
-                problems += reply_problems(action, info["messages"], language)
+                steps.append((action, info["messages"]))
                 prompts.add(info["messages"][0]["content"])
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
+        problems += transcript_problems(steps, language)  # each reply, and facts said again to nobody
     assert replies > 400
     assert not problems, "\n".join(map(str, problems[:10]))
     empty = {line for p in prompts for line in p.splitlines() if _RULE_LINE.search(line)}

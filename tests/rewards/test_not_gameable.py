@@ -131,21 +131,9 @@ def _below(env_id: str, name: str, theirs: list[dict]) -> None:
     assert sum(behind) >= 0.75 * len(behind), f"{env_id} {name}: ahead of the scripted host on seeds {lucky}"
 
 
-#: Known regression (issue 27, found at the merge of its reference-host rewrite): the reference
-#: host serves waiting fact questions before baits, so in this busy room it never refuses a
-#: bait and "obey after refusal" has nothing to spoil (it plays exactly as the reference).
-#: Strict: once the host refuses again, these cases pass and the mark must go.
-_NO_REFUSALS = pytest.mark.xfail(strict=True, reason="known regression (issue 27): the reference host never refuses a bait here")
-#: The same, found at the merge of issues 25-28 in the two other rooms, where the reference
-#: refuses too few baits for the gap to hold: "obey after refusal" earns 411.1 against its
-#: 438.0 in LiveRoom-v0 (within 10%, not below), and is ahead on seed 0 of LiveRoom-zh-v0.
-#: Not strict: the margin moves with the seeds.
-_FEW_REFUSALS = pytest.mark.xfail(strict=False, reason="issue 27: the reference refuses too few baits in busy rooms")
 
 
-@pytest.mark.parametrize("env_id,name", [
-    pytest.param(e, n, marks=_NO_REFUSALS if e == "LiveRoom-HarnessVariant-v0" else _FEW_REFUSALS)
-    if n == "obey after refusal" else (e, n) for n in ADVERSARIES for e in ENVS])
+@pytest.mark.parametrize("env_id,name", [(e, n) for n in ADVERSARIES for e in ENVS])
 def test_every_adversary_scores_well_below_the_scripted_host(env_id, name):
     env = _env(env_id)
     theirs = [play(env, ADVERSARIES[name](env.unwrapped.world), seed).returns for seed in ADVERSARY_SEEDS]

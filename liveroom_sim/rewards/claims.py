@@ -42,7 +42,7 @@ from liveroom_sim.rewards.truths import discounts, money_truth, near
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.phrasebook import reading_words
-from liveroom_sim.world.text import Quantity, iter_quantities
+from liveroom_sim.world.text import Quantity, iter_quantities, normalize
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _MARK = re.compile(r"[!?;\n！？；。.,]")  # the marks, by a class the engine skips to
@@ -297,7 +297,22 @@ def _count_claim(at: Around) -> Claim:
     truth = {float(market.stock[pid])}
     if pid in market.flash and market.flash[pid][1] is not None:
         truth.add(float(market.flash[pid][1]))
+    if v not in truth and _quotes_spec(at):
+        # "接口 2个USB-C + 1个USB-A": the spec sheet's own words count ports, not stock
+        return Claim(K.SIZE, at.said, V.CORRECT, pid, v, Dim.SIZE)
     return Claim(K.STOCK, at.said, _verdict(v in truth), pid, v, Dim.COUNT)
+
+
+def _quotes_spec(at: Around) -> bool:
+    """Whether a count and the words after it are a spec-sheet value of the product as
+    the catalog writes it (a count of ports, of pieces in a set)."""
+    product = at.market.catalog.by_id.get(at.pid)
+    specs = getattr(product, "specs", None)
+    if not specs:
+        return False
+    s = at.q.span[0]
+    said = at.r.norm[s:at.q.span[1] + 4].strip()
+    return any(said in normalize(str(value)) for value in specs.values())
 
 
 def _size_claim(at: Around) -> Claim:

@@ -358,3 +358,15 @@ def test_a_fabric_share_is_named_a_spec_sheet_claim_not_a_size():
     reasons = breakdown("@mia_22 the wool cardigan is 70% wool, 30% nylon.",
                         question={"asker": "mia_22", "intent": "material", "product": "ap-cardigan-01"}).scores["factuality"].reasons
     assert "correct spec-sheet claim: 70%" in reasons and not any("size claim" in r for r in reasons)
+
+
+def test_a_count_the_spec_sheet_states_is_a_spec_not_a_stock_claim():
+    # The reference host quoting the charger's ports ("2个USB-C + 1个USB-A") was charged
+    # two invented stock claims; a made-up stock count in the same room still is one.
+    question = {"asker": "阿杰", "intent": "specs", "product": "el-charger-01"}
+    ports = breakdown("@阿杰 氮化镓充电器接口：2个USB-C + 1个USB-A。", env=ZH, question=question)
+    reasons = ports.scores["factuality"].reasons
+    assert not any("stock" in r for r in reasons), reasons
+    lie = breakdown("@阿杰 氮化镓充电器只剩2个了，赶紧拍。", env=ZH,
+                    question={**question, "intent": "stock"}).scores["factuality"].reasons
+    assert any("invented stock claim" in r for r in lie), lie

@@ -23,6 +23,7 @@ from functools import lru_cache
 from liveroom_sim.evals.asks import Answer, table
 from liveroom_sim.rewards.orders import stage_of
 from liveroom_sim.world.facts import occurrences
+from liveroom_sim.world.text import normalize
 
 RIGHT, PARTIAL, WRONG, SILENT = "right", "partial", "wrong", "silent"
 
@@ -86,8 +87,9 @@ def judge(answer: Answer, ctx, language: str) -> str:
     if q is not None and q.product and a.products and q.product not in a.products:
         return SILENT  # it speaks of other products only ("The midi dress: 4 left" to "is the serum sold out?")
     stated = {f.label for f in a.stated}
+    norm = a.norm.replace(normalize(q.asker).strip(), " ") if q is not None and q.asker else a.norm  # 等秒杀的阿花 says no 秒杀
     if answer.form == "unknown":  # with facts: "does it pill? what is it made of?" asks both
-        honest, have = says_unknown(a.norm, language), [f for f in answer.facts if f in stated]
+        honest, have = says_unknown(norm, language), [f for f in answer.facts if f in stated]
         if honest and len(have) == len(answer.facts):
             return RIGHT
         return PARTIAL if honest or have else SILENT
@@ -99,9 +101,9 @@ def judge(answer: Answer, ctx, language: str) -> str:
             have = list(dict.fromkeys([*have, answer.facts[0]]))
         return RIGHT if len(have) == len(answer.facts) else (PARTIAL if have else SILENT)
     labels = tuple(f for d in ctx.market.rules.disclosures for f in d.forms)
-    said = concept_says(a.norm, language, answer.concept, answer.slot)
+    said = concept_says(norm, language, answer.concept, answer.slot)
     if not said and (a.addressed or a.products):  # an opening "Yes!" to nobody about nothing answers no ask
-        said = opening_says(a.norm, language, labels)
+        said = opening_says(norm, language, labels)
     if (not answer.yes) in said:
         return WRONG
     if answer.yes in said or stated & set(answer.backing):

@@ -207,7 +207,7 @@ def _bare_claim(at: Around) -> Claim | None:
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.
         truth = money_truth(pid, K.COUPON_VALUE, at.market)
         return Claim(K.COUPON_VALUE, said, _verdict(near(v, truth, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
-    if v in at.r.index.numbers[pid]:
+    if v in at.r.index.numbers[pid] or _quotes_spec(at, word_before=True):  # ... or "iOS 14 or later"
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
     unit = _SPEC_UNIT.match(at.after)
     if unit:
@@ -303,16 +303,19 @@ def _count_claim(at: Around) -> Claim:
     return Claim(K.STOCK, at.said, _verdict(v in truth), pid, v, Dim.COUNT)
 
 
-def _quotes_spec(at: Around) -> bool:
-    """Whether a count and the words after it are a spec-sheet value of the product as
-    the catalog writes it (a count of ports, of pieces in a set)."""
+def _quotes_spec(at: Around, word_before: bool = False) -> bool:
+    """Whether a number and the words after it (and, with ``word_before``, the word before
+    it) are a spec-sheet or compatibility value of the product as the catalog writes it
+    (a count of ports, "iOS 14 or later")."""
     product = at.market.catalog.by_id.get(at.pid)
-    specs = getattr(product, "specs", None)
-    if not specs:
+    values = [*getattr(product, "specs", {}).values(), *getattr(product, "compatibility", ())]
+    if not values:
         return False
     s = at.q.span[0]
     said = at.r.norm[s:at.q.span[1] + 4].strip()
-    return any(said in normalize(str(value)) for value in specs.values())
+    before = at.before.split()[-1:] if word_before else []
+    texts = [normalize(str(v)) for v in values]
+    return any(said in t and all(w in t for w in before) for t in texts)
 
 
 def _size_claim(at: Around) -> Claim:

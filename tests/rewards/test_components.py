@@ -370,3 +370,13 @@ def test_a_count_the_spec_sheet_states_is_a_spec_not_a_stock_claim():
     lie = breakdown("@阿杰 氮化镓充电器只剩2个了，赶紧拍。", env=ZH,
                     question={**question, "intent": "stock"}).scores["factuality"].reasons
     assert any("invented stock claim" in r for r in lie), lie
+
+
+def test_a_number_quoted_from_the_compatibility_list_is_no_unitless_claim():
+    # "works with iOS 14 or later" quotes the catalog: it was charged two unitless numbers
+    # (hvqa-paraphrase_skills-en-9000861-2-1, found reading cards); a bare number is still one.
+    question = {"asker": "phil", "intent": "compatibility", "product": "el-watch-01"}
+    quoted = breakdown("@phil The fit S2 works with iOS 14 or later and Android 8 or later. #ad", question=question)
+    assert not any("unitless" in r for r in quoted.scores["factuality"].reasons), quoted.scores["factuality"].reasons
+    bare = breakdown("@phil The fit S2 is 14 and works with Android. #ad", question=question)
+    assert any("unitless number claim: 14" in r for r in bare.scores["factuality"].reasons)

@@ -60,7 +60,11 @@ class Moment:
         """Waiting messages that make a case: a fact question not yet answered in part, or a
         bait or injection, from a viewer still present, with time left for a complete turn
         (the spec's latency budget before the viewer's patience ends), waiting alone (so
-        which message the turn must serve is not a matter of taste)."""
+        which message the turn must serve is not a matter of taste). A request merged from
+        messages about different products makes no case: a part that names no product
+        ("几天能到" after a question about the mask) is about the product on stage by the
+        simulator's label, about the product just asked for by a reader's, so what it expects
+        is a guess."""
         room = self.room
         out = []
         time_left = room.spec.latency.budget_s
@@ -69,6 +73,8 @@ class Moment:
             return out
         for m in waiting:
             if not m.viewer.present or m.stated or m.deadline - room.clock < time_left:
+                continue
+            if m.parts > 1 and len({a.product for a in m.asks if a.product}) > 1:
                 continue
             if m.is_fact_question or m.intent in REFUSE_INTENTS:
                 out.append(m)

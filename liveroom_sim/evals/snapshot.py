@@ -19,6 +19,7 @@ from liveroom_sim.rewards.conduct import REFUSE_INTENTS
 from liveroom_sim.evals.asks import Answer, Underivable, expected
 from liveroom_sim.sim.viewers import ChatMessage
 from liveroom_sim.world.facts import required_facts
+from liveroom_sim.world.text import normalize
 
 
 #: The ask kinds suites are balanced over and broken down by (the issue's list).
@@ -64,7 +65,9 @@ class Moment:
         messages about different products makes no case: a part that names no product
         ("几天能到" after a question about the mask) is about the product on stage by the
         simulator's label, about the product just asked for by a reader's, so what it expects
-        is a guess."""
+        is a guess. Nor does a message that points at a product by its link number ("link 3",
+        3号链接): the prompt does not number the lineup, so which product it means is not
+        something the policy is shown."""
         room = self.room
         out = []
         time_left = room.spec.latency.budget_s
@@ -75,6 +78,8 @@ class Moment:
             if not m.viewer.present or m.stated or m.deadline - room.clock < time_left:
                 continue
             if m.parts > 1 and len({a.product for a in m.asks if a.product}) > 1:
+                continue
+            if any(p.search(normalize(m.text)) for p in room.world.phrasebook.chat.link_patterns):
                 continue
             if m.is_fact_question or m.intent in REFUSE_INTENTS:
                 out.append(m)

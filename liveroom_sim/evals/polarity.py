@@ -86,8 +86,8 @@ def judge(answer: Answer, ctx, language: str) -> str:
     q = ctx.question
     if q is not None and q.product and a.products and q.product not in a.products:
         return SILENT  # it speaks of other products only ("The midi dress: 4 left" to "is the serum sold out?")
-    stated = {f.label for f in a.stated}
     norm = a.norm.replace(normalize(q.asker).strip(), " ") if q is not None and q.asker else a.norm  # 等秒杀的阿花 says no 秒杀
+    stated = {f.label for f in a.stated} - _only_in_names(ctx, norm)
     if answer.form == "unknown":  # with facts: "does it pill? what is it made of?" asks both
         honest, have = says_unknown(norm, language), [f for f in answer.facts if f in stated]
         if honest and len(have) == len(answer.facts):
@@ -109,6 +109,25 @@ def judge(answer: Answer, ctx, language: str) -> str:
     if answer.yes in said or stated & set(answer.backing):
         return RIGHT if all(f in stated for f in answer.facts) else PARTIAL
     return PARTIAL if stated & set(answer.facts) else SILENT
+
+
+def _only_in_names(ctx, norm: str) -> set[str]:
+    """Facts of the asked product the reply says only as part of its name: 牛肉 in 牛肉干,
+    "kale" in "the kale chips" (naming the product states none of its ingredients)."""
+    q = ctx.question
+    product = ctx.market.catalog.by_id.get(q.product) if q is not None and q.product else None
+    if product is None:
+        return set()
+    names = [n for n in (normalize(x).strip() for x in (product.name, product.kind, *product.aliases)) if n]
+    bare = norm
+    for n in sorted(names, key=len, reverse=True):
+        bare = bare.replace(n, " ")
+    out = set()
+    for f in ctx.analysis.stated:
+        label = normalize(f.label).strip()
+        if label and any(label in n for n in names) and label not in bare:
+            out.add(f.label)
+    return out
 
 
 def _status_said(ctx, status: str, language: str) -> bool:

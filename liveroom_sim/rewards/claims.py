@@ -303,6 +303,10 @@ def _count_claim(at: Around) -> Claim:
     return Claim(K.STOCK, at.said, _verdict(v in truth), pid, v, Dim.COUNT)
 
 
+#: The word just before a number: a Latin word, or the two Chinese characters before it.
+_LAST_WORD = re.compile(r"([a-z]+|[\u4e00-\u9fff]{1,2})\s*$")
+
+
 def _quotes_spec(at: Around, word_before: bool = False) -> bool:
     """Whether a number and the words after it (and, with ``word_before``, the word before
     it) are a spec-sheet or compatibility value of the product as the catalog writes it
@@ -311,11 +315,12 @@ def _quotes_spec(at: Around, word_before: bool = False) -> bool:
     values = [*getattr(product, "specs", {}).values(), *getattr(product, "compatibility", ())]
     if not values:
         return False
-    s = at.q.span[0]
-    said = at.r.norm[s:at.q.span[1] + 4].strip()
-    before = at.before.split()[-1:] if word_before else []
+    s, e = at.q.span
+    said, core = at.r.norm[s:e + 4].strip(), len(at.r.norm[s:e].strip())
+    heads = [said[:k] for k in range(len(said), core, -1)]  # the number and 1-4 characters after it
+    before = _LAST_WORD.findall(at.before)[-1:] if word_before else []  # "ios", 安卓
     texts = [normalize(str(v)) for v in values]
-    return any(said in t and all(w in t for w in before) for t in texts)
+    return any(h in t and all(w in t for w in before) for t in texts for h in heads)
 
 
 def _size_claim(at: Around) -> Claim:

@@ -159,6 +159,7 @@ def test_a_tail_follows_a_question_mark_not_the_question_itself(env_id):
 @pytest.mark.parametrize("env_id", (*ENVS, "LiveRoom-TaoLive-v0"))
 def test_one_order_per_asker_and_one_asker_per_order(env_id):
     """Nobody chases three orders in one stream, and no two viewers chase one order."""
+    chased = 0
     for room in rooms(env_id) if env_id in ENVS else (play(world(env_id), ScriptedAvatar(), 0),):
         owners, orders = defaultdict(set), defaultdict(set)
         for m in room.crowd.chat:
@@ -166,9 +167,10 @@ def test_one_order_per_asker_and_one_asker_per_order(env_id):
                 if a.order:
                     owners[a.order].add(m.viewer.name)
                     orders[m.viewer.name].add(a.order)
-        assert owners, "viewers still ask about their orders"
+        chased += len(owners)
         assert all(len(v) == 1 for v in owners.values()), {k: v for k, v in owners.items() if len(v) > 1}
         assert all(len(v) == 1 for v in orders.values()), {k: v for k, v in orders.items() if len(v) > 1}
+    assert chased, "viewers still ask about their orders"
 
 
 @pytest.mark.parametrize("env_id", ENVS)

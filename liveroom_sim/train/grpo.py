@@ -5,10 +5,10 @@ learner's ``update`` with them (group-relative credit: see
 :mod:`liveroom_sim.train.learner`). The built-in learner needs no deep-learning library.
 Before training, the naive and scripted hosts are played on the first iteration's seeds
 (the baselines); after it, the last checkpoint and the naive and scripted hosts on
-held-out seeds the training never saw. The run writes ``metrics.csv`` (one row per iteration),
-``learning_curve.svg``, ``policy.json`` (the latest checkpoint, loadable with ``--policy
-PATH``), ``checkpoints/``, ``rollouts/`` (each iteration's records and the baselines')
-and ``summary.json``.
+held-out seeds the training never saw. The run writes ``metrics.csv`` (one row per
+iteration), ``learning_curve.svg``, ``policy.json`` (the latest checkpoint, loadable with
+``--policy PATH``), ``checkpoints/``, ``rollouts/`` (each iteration's records and the
+baselines') and ``summary.json``.
 
 With ``hsa=True`` the training episodes are played under Harness-State Augmentation,
 half of them on an augmented harness (as the TaoLive recipe: some rollouts see the

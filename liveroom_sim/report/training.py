@@ -107,16 +107,19 @@ def training_sections(folder: Path) -> list[Section]:
 
 
 def _held_out(folder: Path) -> list[tuple[str, str]]:
-    """The held-out check of ``summary.json`` (the checkpoint and the naive host on
-    seeds the training never saw), as cards."""
+    """The held-out check of ``summary.json`` (the checkpoint and the naive and scripted
+    hosts on seeds the training never saw), as cards."""
     try:
         summary = json.loads((folder / "summary.json").read_text())
     except (OSError, ValueError):
         return []
     if summary.get("held_out_return") is None:
         return []
+    share = summary.get("held_out_share")
     return [("held-out: checkpoint", _fmt(summary["held_out_return"])),
-            ("held-out: naive", _fmt(summary.get("held_out_naive_return")))]
+            ("held-out: naive", _fmt(summary.get("held_out_naive_return"))),
+            ("held-out: scripted", _fmt(summary.get("held_out_scripted_return"))),
+            *([("held-out: share of the naive-to-scripted gap closed", f"{share:.0%}")] if share is not None else [])]
 
 
 def _fmt(value, key: str = "") -> str:

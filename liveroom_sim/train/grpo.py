@@ -4,11 +4,11 @@ Each iteration samples groups through the rollout runner (any backend), and call
 learner's ``update`` with them (group-relative credit: see
 :mod:`liveroom_sim.train.learner`). The built-in learner needs no deep-learning library.
 Before training, the naive and scripted hosts are played on the first iteration's seeds
-(the baselines); after it, the last checkpoint and the naive host on held-out seeds the
-training never saw. The run writes ``metrics.csv`` (one row per iteration),
-``learning_curve.svg``, ``policy.json`` (the latest checkpoint, loadable with ``--policy
-PATH``), ``checkpoints/``, ``rollouts/`` (each iteration's records and the baselines')
-and ``summary.json``.
+(the baselines); after it, the last checkpoint and the naive and scripted hosts on
+held-out seeds the training never saw. The run writes ``metrics.csv`` (one row per
+iteration), ``learning_curve.svg``, ``policy.json`` (the latest checkpoint, loadable with
+``--policy PATH``), ``checkpoints/``, ``rollouts/`` (each iteration's records and the
+baselines') and ``summary.json``.
 
 With ``hsa=True`` the training episodes are played under Harness-State Augmentation,
 half of them on an augmented harness (as the TaoLive recipe: some rollouts see the
@@ -43,7 +43,7 @@ HELD_OUT_SEED = 1_000_000
 def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 4, groups: int = 1,
           learning_rate: float = 1.0, seed: int = 0, backend: str = "serial", workers: int = 2,
           learner: GRPOLearner | None = None, progress: bool = True, credit: str = "exchange",
-          baseline_seeds: int = 2, held_out: int = 2, hsa: bool = False, hsa_probability: float = 0.5) -> dict:
+          baseline_seeds: int = 2, held_out: int = 4, hsa: bool = False, hsa_probability: float = 0.5) -> dict:
     """Run GRPO; returns a summary (also written to ``summary.json``). See the module
     docstring for the files written.
 
@@ -53,8 +53,9 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 4, 
         learning_rate, credit: The built-in learner's step size and credit mode.
         baseline_seeds: Seeds the naive and scripted baselines are played on (the first
             iteration's seed and those after it).
-        held_out: Held-out seeds the last checkpoint and the naive host are played on
-            after training (0: none).
+        held_out: Held-out seeds the last checkpoint and the naive and scripted hosts
+            are played on after training (0: none); ``held_out_share`` is how far the
+            checkpoint got from the naive host toward the scripted one there.
         hsa, hsa_probability: Train under Harness-State Augmentation, each episode
             augmented with this probability.
     """
@@ -101,14 +102,24 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 4, 
                "last_mean_return": rows[-1]["mean_return"], "naive_return": naive, "scripted_return": scripted,
                "checkpoint": str(out / "policy.json"), "hsa": hsa}
     if held_out:
-        say(f"held-out check: the checkpoint and the naive host on {held_out} unseen seeds")
+        say(f"held-out check: the checkpoint and the naive and scripted hosts on {held_out} unseen seeds")
         summary["held_out_return"] = _play(env, PolicySpec(kind="learned", checkpoint=str((out / "policy.json").resolve())),
                                            HELD_OUT_SEED, held_out, out / "rollouts" / "held-out-learned.jsonl")
         summary["held_out_naive_return"] = _play(env, PolicySpec(kind="naive"), HELD_OUT_SEED, held_out,
                                                  out / "rollouts" / "held-out-naive.jsonl")
+        summary["held_out_scripted_return"] = _play(env, PolicySpec(kind="scripted"), HELD_OUT_SEED, held_out,
+                                                    out / "rollouts" / "held-out-scripted.jsonl")
+        summary["held_out_share"] = gap_share(summary["held_out_return"], summary["held_out_naive_return"],
+                                              summary["held_out_scripted_return"])
     summary["seconds"] = round(time.perf_counter() - started, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def gap_share(value: float, naive: float, scripted: float) -> float | None:
+    """How far ``value`` is from the naive host's return toward the scripted host's
+    (0: naive, 1: scripted), or ``None`` when the two baselines are equal."""
+    return None if scripted == naive else round((value - naive) / (scripted - naive), 4)
 
 
 def _hsa_spec(env: str, out: Path, probability: float) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from liveroom_sim.cli.main import main
 from liveroom_sim.report import ReportError, build_report, write_report
+from liveroom_sim.spec import COMPONENTS
 from liveroom_sim.train.grpo import train
 
 TINY = "tests/fixtures/tiny/tiny-v0.yaml"
@@ -97,7 +98,8 @@ def test_a_training_run_shows_learning_curves_per_component_with_baselines(tmp_p
     html = (run / "report.html").read_text()
     assert capsys.readouterr().out.strip() == str(run / "report.html")
     for text in ("Learning curve: mean episode return per iteration", "naive (baseline)", "scripted (baseline)",
-                 "Learning curves per reward component", "factuality (learner)", "harness (learner)", "iteration"):
+                 "Learning curves per reward component", *(f"{k} (learner)" for k in COMPONENTS), "iteration",
+                 "held-out: checkpoint", "held-out: naive", "held-out: scripted"):
         assert text in html, text
 
 

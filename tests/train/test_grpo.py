@@ -83,6 +83,9 @@ def test_the_default_run_climbs_half_way_to_the_scripted_host_and_beats_naive_on
     naive, scripted = summary["naive_return"], summary["scripted_return"]
     assert last - naive > 0.5 * (scripted - naive)                     # at least half way from naive to scripted
     assert summary["held_out_return"] > summary["held_out_naive_return"]  # on seeds it never trained on
+    assert summary["held_out_share"] == pytest.approx(
+        (summary["held_out_return"] - summary["held_out_naive_return"])
+        / (summary["held_out_scripted_return"] - summary["held_out_naive_return"]), abs=1e-3)
     assert (out / "learning_curve.svg").read_text().startswith("<svg")
     avatar = LearnedAvatar.load(out / "policy.json")
     assert avatar.parameters == json.loads((out / "policy.json").read_text())["parameters"]

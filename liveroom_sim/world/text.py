@@ -94,9 +94,27 @@ def _reader() -> _Reader:
 
 
 def _alternation(words, whole: frozenset[str] = frozenset()) -> str:
-    """Words as one alternation, longest first (so 个月 is tried before 个); a word in
-    ``whole`` only where a word ends."""
-    return "|".join(re.escape(w) + (r"\b" if w in whole else "") for w in sorted(words, key=len, reverse=True))
+    """Words as one pattern that tries the longest first (个月 before 个), a word in
+    ``whole`` only where a word ends; shared beginnings are factored out (d(?:ays?|ollars?)),
+    so the engine does not try every word after every number (a flat alternation made
+    reading numbers a quarter slower)."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = r"\b" if w in whole else ""
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if "" not in node:
+            return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if not branches:
+            return node[""]
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body}|{node['']})" if node[""] else f"(?:{body})?"
+
+    return emit(trie) if trie else "(?!)"
 
 
 def _build(n: Numbers) -> _Reader:
@@ -266,7 +284,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
             yield _bare(r, text, m, value)
             continue
         yield Quantity(dim, value, span, currency)
-    if r.half_price is not None:
+    if r.half_price is not None and any(w in text for w in r.words.half_price):  # (a substring test is cheaper)
         for m in r.half_price.finditer(text):  # (五折 / 5折 are read as numbers)
             yield Quantity("percent_off", 50.0, m.span())
     # Percentages written with the unit first: 百分之二十, 百分百 ("one hundred percent" is in words).

@@ -218,8 +218,6 @@ def _bare_claim(at: Around) -> Claim | None:
     return Claim(K.NUMBER, said, V.UNITLESS, pid, v, Dim.BARE)
 
 
-
-
 def _money_claim(at: Around) -> Claim:
     """An amount of money: the price before a change ("was $24.99"), else the attribute
     the words after or before it name (list price, shipping, a coupon's value, a price
@@ -333,7 +331,6 @@ class _ClaimPatterns(NamedTuple):
 def _claim_words() -> _ClaimPatterns:
     """The patterns of the phrasebooks' ``reading.claims`` words (built on first use)."""
     w = reading_words().claims
-
     latin = re.compile(r"[a-z]+")
 
     def alt(words, left: str = "", right: str = "") -> str:

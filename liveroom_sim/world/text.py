@@ -3,6 +3,10 @@
 Numbers are found with their unit and turned into a canonical quantity, so "$99.90",
 "99.9 dollars", "99块9" and "九十九块九" are all ``Quantity("money", 99.9)``, "2 days" and
 "48 hours" are both 48 hours, and "half price" and "五折" are a 50 % discount.
+
+The grammar of a written number is here; its words (numerals, units, currency signs) are
+data, the ``reading.numbers`` section of each phrasebook (:class:`Numbers`), so a word
+or a language is added there.
 """
 
 from __future__ import annotations
@@ -28,14 +32,15 @@ _Currency = Literal["USD", "CNY", "EUR", "GBP"]
 
 class Numbers(Frozen):
     """The words numbers are written with in one language (the ``reading.numbers`` section
-    of a phrasebook; :func:`numbers` merges every language's).
+    of a phrasebook; :func:`~liveroom_sim.world.phrasebook.reading_words` merges every
+    language's, as a reply may mix them).
 
     Attributes:
         digits / multipliers: Chinese-style numerals: a digit's value, a multiplier's
             (十 10, 百 100, 千 1000, 万 10000: 一百二十九 is 129).
         points: What separates a numeral's whole part from its decimals (九十九点九).
         words: Numbers in words -> value ("fifty" 50); a number in words is read
-            only before one of the English units of :data:`_WORD_QUANTITY`.
+            only before one of the English units of :func:`_word_quantity`.
         money_before / money_after: Signs and words of money before or after an amount
             ("$", "usd", "dollars", 元) -> its currency; a one-character sign is read after
             a number too ("99$").

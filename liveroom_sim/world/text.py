@@ -19,8 +19,10 @@ from typing import Literal, NamedTuple
 import pydantic
 from ahocorasick_rs import AhoCorasick, MatchKind
 
+from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.normalize import fold_chars
+from liveroom_sim.world.paths import ENVS_DIR
 
 _CN_MAX = 10**12
 #: Hours in each unit of time a time word may name (a month is 30 days, a year 12 months).
@@ -92,10 +94,23 @@ class _Reader(NamedTuple):
 
 @cache
 def _reader() -> _Reader:
-    """The reader of numbers in the shipped phrasebooks' words (built on first use)."""
-    from liveroom_sim.world.phrasebook import reading_words  # (the phrasebook reads text with this module)
+    """The reader of numbers in the shipped phrasebooks' words (built on first use): their
+    ``reading.numbers`` sections merged, each language's words after the one before (by
+    file name). The sections are read here, not through
+    :func:`~liveroom_sim.world.phrasebook.reading_words`: the phrasebook module reads text
+    with this one (and validates the same section when it loads a phrasebook).
 
-    return _build(reading_words().numbers)
+    Raises:
+        SpecError: for a section that is invalid, naming its file and field.
+    """
+    merged: dict = {}
+    for path in sorted((ENVS_DIR / "phrasebook").glob("*.yaml")):
+        data = datafile.read_yaml(path)
+        reading = data.get("reading") if isinstance(data, dict) else None
+        section = (reading.get("numbers") if isinstance(reading, dict) else None) or {}
+        for name, value in datafile.validate(Numbers, section, path, "reading.numbers"):
+            merged[name] = {**merged.get(name, {}), **value} if isinstance(value, dict) else (*merged.get(name, ()), *value)
+    return _build(Numbers.model_validate(merged))
 
 
 def _alternation(words, whole: frozenset[str] = frozenset()) -> str:

@@ -34,8 +34,8 @@ _Currency = Literal["USD", "CNY", "EUR", "GBP"]
 
 class Numbers(Frozen):
     """The words numbers are written with in one language (the ``reading.numbers`` section
-    of a phrasebook; :func:`~liveroom_sim.world.phrasebook.reading_words` merges every
-    language's, as a reply may mix them).
+    of a phrasebook; numbers are read with every language's words merged, as a reply may
+    mix them).
 
     Attributes:
         digits / multipliers: Chinese-style numerals: a digit's value, a multiplier's

@@ -87,22 +87,7 @@ def run_demo(args) -> int:
     result = play(env, policy, args.seed, on_step=on_step)
     if transcript is None and sys.stderr.isatty():
         print("\r" + " " * 50 + "\r", end="", file=sys.stderr)
-    summary = {
-        "env": env.world.spec.id, "seed": args.seed, "policy": label,
-        "return": round(result.total, 4),
-        "returns": {k: round(v, 4) for k, v in result.returns.items()},
-        "weights": weights,
-        "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
-        "metrics": result.metrics,
-        "events": tally["events"], "replies_blocked": tally["blocked"], "tool_faults": tally["tool_faults"],
-        "gated_turns": tally["gated"],
-    }
-    if result.reason:
-        summary["truncated_reason"] = result.reason
-    summary["latency_kind"] = ("measured: the policy's time plus the spec's tool time" if env.world.spec.latency.use_measured
-                               else "simulated by the spec's latency model, not measured")
-    if result.accounting:
-        summary["accounting"] = result.accounting
+    summary = _episode_summary(env, args.seed, label, result, tally)
     if result.reason and not result.steps:
         pass  # the endpoint failed before the first turn: a summary would be all zeros
     elif args.json:
@@ -112,6 +97,29 @@ def run_demo(args) -> int:
     if result.reason:
         return fail("demo", f"the endpoint {endpoint_url(args)} kept failing: {result.reason}", EXIT_ENDPOINT)
     return 0
+
+
+def _episode_summary(env, seed: int, label: str, result, tally: Counter) -> dict:
+    """The summary ``--json`` prints of an episode ``play`` returned as ``result``, with
+    the counts of blocked replies, tool faults, events and gated turns in ``tally``."""
+    spec = env.world.spec
+    summary = {
+        "env": spec.id, "seed": seed, "policy": label,
+        "return": round(result.total, 4),
+        "returns": {k: round(v, 4) for k, v in result.returns.items()},
+        "weights": dict(spec.reward.weights),
+        "steps": result.steps, "terminated": result.terminated, "truncated": result.truncated,
+        "metrics": result.metrics,
+        "events": tally["events"], "replies_blocked": tally["blocked"], "tool_faults": tally["tool_faults"],
+        "gated_turns": tally["gated"],
+    }
+    if result.reason:
+        summary["truncated_reason"] = result.reason
+    summary["latency_kind"] = ("measured: the policy's time plus the spec's tool time" if spec.latency.use_measured
+                               else "simulated by the spec's latency model, not measured")
+    if result.accounting:
+        summary["accounting"] = result.accounting
+    return summary
 
 
 def print_summary(s: dict, out, brief: bool = False) -> None:

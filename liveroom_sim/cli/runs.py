@@ -24,7 +24,14 @@ POLICY_HELP = ("scripted, naive, openai, a checkpoint PATH (a policy.json or a `
 
 def add_run_parsers(sub, llm_options) -> None:
     """Add ``latency``, ``rollout``, ``train`` and ``export-sft`` to the subparsers."""
-    pos, nonneg = int_at_least(1), int_at_least(0)
+    _add_latency(sub, llm_options)
+    _add_rollout(sub, llm_options)
+    _add_train(sub)
+    _add_export_sft(sub, llm_options)
+
+
+def _add_latency(sub, llm_options) -> None:
+    pos = int_at_least(1)
     lat = sub.add_parser("latency", help="measure complete-agent turn latency against an endpoint",
                          description="Measure complete-agent turn latency against an OpenAI-compatible endpoint.")
     lat.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
@@ -35,6 +42,9 @@ def add_run_parsers(sub, llm_options) -> None:
     llm_options(lat)
     lat.set_defaults(func=run_latency)
 
+
+def _add_rollout(sub, llm_options) -> None:
+    pos, nonneg = int_at_least(1), int_at_least(0)
     ro = sub.add_parser("rollout", help="play many episodes in GRPO groups and write JSONL records",
                         description="Play many episodes in GRPO groups and write one JSON record per episode.")
     ro.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
@@ -65,6 +75,9 @@ def add_run_parsers(sub, llm_options) -> None:
     add_judge_options(ro)  # the judge tier: votes applied to each record (docs/judge.md)
     ro.set_defaults(func=run_rollout)
 
+
+def _add_train(sub) -> None:
+    pos, nonneg = int_at_least(1), int_at_least(0)
     tr = sub.add_parser("train", help="GRPO-train the built-in numpy avatar; writes metrics.csv, a curve and checkpoints",
                         description="GRPO-train the built-in numpy avatar.")
     tr.add_argument("--env", default="LiveRoom-v0", help="registered env id or a spec file")
@@ -82,6 +95,9 @@ def add_run_parsers(sub, llm_options) -> None:
     tr.add_argument("--out", required=True, help="output folder")
     tr.set_defaults(func=run_train)
 
+
+def _add_export_sft(sub, llm_options) -> None:
+    pos, nonneg = int_at_least(1), int_at_least(0)
     sft = sub.add_parser("export-sft", help="write HSA-SFT teacher trajectories: one chat conversation per episode variant",
                          description="Write HSA-SFT teacher trajectories as JSON lines, one multi-turn chat "
                                      "conversation per episode variant, assistant turns weighted for the loss.")

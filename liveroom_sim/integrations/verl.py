@@ -338,14 +338,19 @@ def make_rows(env_id: str | None = None, n: int = 64, seed: int = 0, spec: str |
         else:
             extra["liveroom"] = room
             agent = agent_name
-        rows.append({
-            "data_source": f"liveroom/{env_id}",
-            "prompt": prompt,
-            "ability": "live_commerce",
-            # veRL's reward managers read a ground truth; the room holds the real one
-            "reward_model": {"style": "rule", "ground_truth": ""},
-            "extra_info": extra,
-            "agent_name": agent,
-        })
+        rows.append(_row(env_id, prompt, extra, agent))
     env.close()
     return rows
+
+
+def _row(env_id: str, prompt: list[dict], extra: dict, agent: str) -> dict:
+    """One row in veRL's dataset columns."""
+    return {
+        "data_source": f"liveroom/{env_id}",
+        "prompt": prompt,
+        "ability": "live_commerce",
+        # veRL's reward managers read a ground truth; the room holds the real one
+        "reward_model": {"style": "rule", "ground_truth": ""},
+        "extra_info": extra,
+        "agent_name": agent,
+    }

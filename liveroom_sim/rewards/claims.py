@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from functools import cache
 from typing import NamedTuple
 
 from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
@@ -209,16 +210,12 @@ def _bare_claim(at: Around) -> Claim | None:
         return Claim(K.COUPON_VALUE, said, _verdict(near(v, truth, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
     if v in at.r.index.numbers[pid] or _quotes_spec(at, word_before=True):  # ... or "iOS 14 or later"
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
-    unit = _SPEC_UNIT.match(at.after)
+    unit = _claim_words().spec_unit.match(at.after)
     if unit:
         # 30℃, 65 cm, 38码: a unit the quantity reader does not know is still a unit; the
         # number is a spec the catalog states of the product, or a made-up one.
         return Claim(K.SIZE, said + unit[0], V.INVENTED, pid, v, Dim.SIZE)
     return Claim(K.NUMBER, said, V.UNITLESS, pid, v, Dim.BARE)
-
-
-#: Units of a spec sheet that a bare number may be said with (after normalising: ℃ is °c).
-_SPEC_UNIT = re.compile(r"\s?(?:°\s?[cf]|度|摄氏度|[cm]m\b|厘米|毫米|米|码|寸|英寸|kg\b|公斤|斤|m\b|l\b|升|w\b|v\b|hz\b|db\b)")
 
 
 def _money_claim(at: Around) -> Claim:
@@ -252,11 +249,12 @@ def _percent_claim(at: Around) -> Claim | None:
     spec sheet (30% cotton), else a discount, true of a coupon or of the price against
     the list price."""
     v, pid, said, norm, e = at.q.value, at.pid, at.said, at.r.norm, at.q.span[1]
-    efficacy = _EFFICACY_AFTER.match(norm, e) or _EFFICACY_BEFORE.search(at.before)
+    words = _claim_words()
+    efficacy = _EFFICACY_AFTER.match(norm, e) or words.efficacy_before.search(at.before)
     if efficacy:
         # "100% effective", 百分百有效, 有效率95%: no catalog states an efficacy rate, so
         # none is true (and a denial or refusal of one claims nothing).
-        if _DENIED_BEFORE.search(at.before):
+        if words.denied_before.search(at.before):
             return None
         s = at.q.span[0]
         return Claim(K.EFFICACY, norm[s:max(e, efficacy.end() if efficacy.re is _EFFICACY_AFTER else e)].strip(),
@@ -338,12 +336,38 @@ def _verdict(holds: bool) -> Verdict:
     return V.CORRECT if holds else V.INVENTED
 
 
-#: Words that make a percentage an efficacy rate: after it ("100% effective", 百分百有效),
-#: or before it ("success rate of 95%", 有效率95%).
+#: Words after a percentage that make it an efficacy rate ("100% effective", 百分百有效).
+#: (Kept here, not in the phrasebooks' ``claims.efficacy``: the claim's text ends where
+#: the first of these in this order ends, and two are whole words, "works" and "results";
+#: a list in data would need both rules spelt out per word.)
 _EFFICACY_AFTER = re.compile(r"\s?(?:effective|effectiveness|efficacy|success|guaranteed to work|works\b|results\b"
                              r"|有效|见效|管用|起效|成功率)")
-_EFFICACY_BEFORE = re.compile(r"(?:effective|success|efficacy|cure|有效|见效|治愈|成功)\s?(?:rate|率)?\s?(?:of|is|达到?|高达|是|为)?\s?$")
-_DENIED_BEFORE = re.compile(r"(?:\b(?:not|never|no)\b|n't|不|没|无法)[^.,!?;，。！？；]{0,24}$")
+
+
+class _ClaimPatterns(NamedTuple):
+    efficacy_before: re.Pattern[str]  # an efficacy rate's words before it ("success rate of 95%", 有效率95%)
+    denied_before: re.Pattern[str]  # a denial shortly before it ("not 100% effective")
+    spec_unit: re.Pattern[str]  # a spec sheet's unit after a bare number (after normalising: ℃ is °c)
+
+
+@cache
+def _claim_words() -> _ClaimPatterns:
+    """The patterns of the phrasebooks' ``reading.claims`` words (built on first use)."""
+    w = reading_words().claims
+    latin = re.compile(r"[a-z]+")
+
+    def alt(words, left: str = "", right: str = "") -> str:
+        """Longest first; a word of Latin letters only with the boundaries given."""
+        return "|".join(left + x + right if latin.fullmatch(x) else re.escape(x)
+                        for x in sorted(words, key=len, reverse=True))
+
+    efficacy, rate, linking = alt(w.efficacy), alt(w.rate), alt(w.linking)
+    denied, units = alt(w.denied, r"\b", r"\b"), alt(w.spec_units, right=r"\b")
+    return _ClaimPatterns(
+        re.compile(rf"(?:{efficacy})\s?(?:{rate})?\s?(?:{linking})?\s?$"),
+        re.compile(rf"(?:{denied})[^.,!?;，。！？；]{{0,24}}$"),
+        re.compile(rf"\s?(?:{units})"),
+    )
 
 
 _RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")

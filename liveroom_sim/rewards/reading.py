@@ -70,63 +70,14 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> R
     """Read normalised text against a rulebook (and a catalog's competitor brands)."""
     folded = fold(keep_quotes(norm))
     may = book.candidates(folded)
-    spans = book.refusals(folded) if REFUSAL in may else []
-    spoken = folded
-    if spans:
-        spoken = "".join(folded[a:b] if i % 2 == 0 else " " for i, (a, b) in
-                         enumerate(_between(spans, len(folded))))
-    concepts = None
-    if book.concepts is not None:
-        concepts = book.concepts.read(spoken, competitor_pattern(competitors) if competitors else None)
-        spoken = concepts.text  # (the same length: scoped exceptions are blanked in place)
-    if ALLOWED in may:
-        spoken = book.unallowed(spoken)
-    heard = None
-    if book.sounds is not None and not spoken.isascii() and not book.sound_sources.isdisjoint(spoken):
-        heard = book.sounds.read(spoken)
-        heard = book.unallowed(heard)
-        # (kept even when it reads as written: 一治 is heard as 医治 all the same)
-    found = []
+    spans, spoken, concepts, heard = _spoken(folded, book, competitors, may)
     if spoken is not folded:
         # A key may be a whole word only once a refusal or an allowed word is blanked
         # ("...outcomelowest price" -> " lowest price"): the rules are keyed on both.
         may = may | book.candidates(spoken)
-    literal = may
-    heard_chars = None  # (of a long text: lets a sound search that cannot match be skipped)
-    if heard is not None:
-        may = set(literal)
-        heard_set = set(heard)
-        for ch in book.sound_first_rules.keys() & heard_set:
-            may |= book.sound_first_rules[ch]
-        if len(heard) >= LONG:
-            heard_chars = heard_set
-    negations = NEGATION in literal
-    for i in sorted(may):
-        if i < 0:
-            continue
-        rule, check = book.rules_in_order[i]
-        # A rule added by its sound alone has no key in the text, so its written pattern
-        # cannot match (the premise of the key prefilter): only its sound is searched.
-        hit = says(check, spoken, heard, known=True, negations=negations, written=i in literal,
-                   heard_chars=heard_chars)
-        if hit is None:
-            continue
-        if i < len(book.banned):
-            found.append(Finding("banned", rule.phrase, rule.category, rule.severity, hit))
-        else:
-            found.append(Finding("claim", rule.name, rule.name, rule.severity, hit, rule.categories))
-    disclosed = set()
-    for i in book.disclosures_in(folded):
-        d, check = book.disclosures[i]
-        if negations:  # another disclosure's own negation ("不能代替药物") denies nothing after it
-            folded_d, spoken_d = _without_other_disclosures(book, d, folded), _without_other_disclosures(book, d, spoken)
-        else:
-            folded_d = spoken_d = folded
-        if says(check, folded_d, known=True, negations=negations) is not None:
-            disclosed.add(d.name)
-        hit = denied(check, spoken_d, known=True) if negations else None
-        if hit is not None:
-            found.append(Finding("denial", d.name, "disclosure", "severe", hit, (d.when,)))
+    negations = NEGATION in may
+    found = _rule_findings(book, may, spoken, heard, negations)
+    disclosed = _disclosed(book, folded, spoken, negations, found)
     refused = tuple([folded[a:b] for a, b in spans]) if spans else ()
     if concepts is None:
         return RuleReading(folded, spoken, refused, tuple(found), frozenset(disclosed))
@@ -144,6 +95,76 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> R
     pitched = bool(concepts.said) or (pitch is not None and any(pitch in c for c in concepts.concepts))
     return RuleReading(folded, spoken, refused + concepts.refused, tuple(found), frozenset(disclosed), tuple(checks),
                        concepts.concepts, pitched)
+
+
+def _spoken(folded: str, book: Rulebook, competitors: tuple[str, ...], may):
+    """What the folded text says in its own voice: ``(refusal spans, the text with its
+    refusals, scoped exceptions and allowed words blanked, the concept reading or
+    ``None``, how the spoken text sounds or ``None``)``. ``may``: the rulebook's
+    candidates of ``folded``."""
+    spans = book.refusals(folded) if REFUSAL in may else []
+    spoken = folded
+    if spans:
+        spoken = "".join(folded[a:b] if i % 2 == 0 else " " for i, (a, b) in
+                         enumerate(_between(spans, len(folded))))
+    concepts = None
+    if book.concepts is not None:
+        concepts = book.concepts.read(spoken, competitor_pattern(competitors) if competitors else None)
+        spoken = concepts.text  # (the same length: scoped exceptions are blanked in place)
+    if ALLOWED in may:
+        spoken = book.unallowed(spoken)
+    heard = None
+    if book.sounds is not None and not spoken.isascii() and not book.sound_sources.isdisjoint(spoken):
+        heard = book.sounds.read(spoken)
+        heard = book.unallowed(heard)
+        # (kept even when it reads as written: 一治 is heard as 医治 all the same)
+    return spans, spoken, concepts, heard
+
+
+def _rule_findings(book: Rulebook, literal, spoken: str, heard: str | None, negations: bool) -> list[Finding]:
+    """The banned phrases and claim rules the spoken text breaks, as written or as heard.
+    ``literal``: the rules (and flags) whose key the text holds."""
+    may, heard_chars = literal, None  # (heard_chars, of a long text: lets a sound search that cannot match be skipped)
+    if heard is not None:
+        may = set(literal)
+        heard_set = set(heard)
+        for ch in book.sound_first_rules.keys() & heard_set:
+            may |= book.sound_first_rules[ch]
+        if len(heard) >= LONG:
+            heard_chars = heard_set
+    found = []
+    for i in sorted(may):
+        if i < 0:
+            continue
+        rule, check = book.rules_in_order[i]
+        # A rule added by its sound alone has no key in the text, so its written pattern
+        # cannot match (the premise of the key prefilter): only its sound is searched.
+        hit = says(check, spoken, heard, known=True, negations=negations, written=i in literal,
+                   heard_chars=heard_chars)
+        if hit is None:
+            continue
+        if i < len(book.banned):
+            found.append(Finding("banned", rule.phrase, rule.category, rule.severity, hit))
+        else:
+            found.append(Finding("claim", rule.name, rule.name, rule.severity, hit, rule.categories))
+    return found
+
+
+def _disclosed(book: Rulebook, folded: str, spoken: str, negations: bool, found: list[Finding]) -> set[str]:
+    """The disclosures the text makes; a disclosure it denies is added to ``found``."""
+    disclosed = set()
+    for i in book.disclosures_in(folded):
+        d, check = book.disclosures[i]
+        if negations:  # another disclosure's own negation ("不能代替药物") denies nothing after it
+            folded_d, spoken_d = _without_other_disclosures(book, d, folded), _without_other_disclosures(book, d, spoken)
+        else:
+            folded_d = spoken_d = folded
+        if says(check, folded_d, known=True, negations=negations) is not None:
+            disclosed.add(d.name)
+        hit = denied(check, spoken_d, known=True) if negations else None
+        if hit is not None:
+            found.append(Finding("denial", d.name, "disclosure", "severe", hit, (d.when,)))
+    return disclosed
 
 
 def _covered(family, found) -> bool:

@@ -20,14 +20,18 @@ from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.leading import LONG, first_match, lead
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
 from liveroom_sim.rewards.scanner import Literals
+from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
 
-# Kept for the fact checks, which read "sold out" per clause.
-CLAUSE = re.compile(r"(?:[^.!?。！？\n;；]+?)(?=$|[.!?。！？\n;；]|\bbut\b|\bhowever\b|但是|不过|可是)")
-# What ends a refusal's reach: a comma or sentence end, or a turn such as "but".
-_STOP = r"(?!\bbut\b|\bhowever\b|\banyway\b|但|不过|可是|然而)[^,.!?;:\n。！？；]"
 _GAP = r"[^,.!?;\n。！？；【】]"  # a 【label】 stands apart: "不错【广告】" denies nothing
+
+
+def _stop() -> str:
+    """What a refusal's reach goes on over: any character but a comma or a sentence's end,
+    up to a turn of the phrasebooks' ``reading.turns`` ("but", 不过; English ones as whole words)."""
+    turns = "|".join(rf"\b{re.escape(t)}\b" if t.isascii() else re.escape(t) for t in reading_words().turns)
+    return (rf"(?!{turns})" if turns else "") + r"[^,.!?;:\n。！？；]"
 
 
 def rule_text(phrase: str) -> str:
@@ -131,6 +135,46 @@ def _rare_key(phrase: str, inflect: bool) -> str:
 REFUSAL, ALLOWED, NEGATION = -1, -2, -3
 
 
+def _key_index(rules: RuleSet) -> tuple[frozenset[int], Literals]:
+    """Which banned and claim rules a text may break, from one scan for the literals
+    every match contains (a typical reply holds none of them): the rules (and flags)
+    with no key literal, and the key literals. Rules are numbered banned first, then
+    claims."""
+    keys: dict[str, set[int]] = {}
+    words: dict[str, set[int]] = {}
+
+    def add(phrase, inflect, rule):
+        key, forms = _key(phrase, inflect)
+        if forms:
+            for w in forms:
+                words.setdefault(w, set()).add(rule)
+        else:
+            keys.setdefault(key, set()).add(rule)
+
+    for i, b in enumerate(rules.banned):
+        for p in (b.phrase, *b.forms):
+            add(p, True, i)
+    for j, c in enumerate(rules.claims):
+        for p in (*c.patterns, *c.verbs):
+            add(p, True, len(rules.banned) + j)
+    # The same scan tells whether a refusal, an allowed word or a negation may be in
+    # the text (flags below zero), so their own patterns run only when one may be.
+    for flag, phrases in ((REFUSAL, (*rules.refusal_markers, *rules.not_refusals)),
+                          (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations)):
+        for p in phrases:
+            add(p, False, flag)
+    always = frozenset(keys.pop("", ()))
+    # English keys are whole words (the words the rules may be spelt with); Chinese
+    # keys count wherever they occur. Both kinds in one automaton: a reply is read
+    # once for every rule.
+    by_first: dict[str, list[tuple[str, frozenset]]] = {}
+    for k, ids in keys.items():
+        if not k.isascii():
+            by_first.setdefault(k[0], []).append((k, frozenset(ids)))
+    return always, Literals([*((w, frozenset(ids)) for w, ids in words.items()),
+                             *((k, ids) for entries in by_first.values() for k, ids in entries)])
+
+
 class Rulebook:
     """Compiled matching for one rule set (see the module docstring)."""
 
@@ -147,49 +191,15 @@ class Rulebook:
         self.sounds = Sounds(cjk_phrases) if cjk_phrases else None
         self.banned = [(b, self._check([b.phrase, *b.forms], negatable=False)) for b in rules.banned]
         self.claims = [(c, self._claim(c)) for c in rules.claims]
-        # Which banned and claim rules a text may break, from one scan for the literals
-        # every match contains (a typical reply holds none of them).
-        keys: dict[str, set[int]] = {}
-        words: dict[str, set[int]] = {}
-
-        def add(phrase, inflect, rule):
-            key, forms = _key(phrase, inflect)
-            if forms:
-                for w in forms:
-                    words.setdefault(w, set()).add(rule)
-            else:
-                keys.setdefault(key, set()).add(rule)
-
-        for i, b in enumerate(rules.banned):
-            for p in (b.phrase, *b.forms):
-                add(p, True, i)
-        for j, c in enumerate(rules.claims):
-            for p in (*c.patterns, *c.verbs):
-                add(p, True, len(rules.banned) + j)
-        # The same scan tells whether a refusal, an allowed word or a negation may be in
-        # the text (flags below zero), so their own patterns run only when one may be.
-        for flag, phrases in ((REFUSAL, (*rules.refusal_markers, *rules.not_refusals)),
-                              (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations)):
-            for p in phrases:
-                add(p, False, flag)
-        #: Rules (and flags) with no key literal: searched in every text.
-        self.always = frozenset(keys.pop("", ()))
+        #: Rules (and flags) with no key literal, searched in every text; and each key
+        #: literal, standing for the rules (and flags) whose every match holds it.
+        self.always, self.keys = _key_index(rules)
         self.rules_in_order = (*self.banned, *self.claims)
         self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
         firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))
         self.sound_first_rules = {ch: frozenset(i for i in self.sounded if ch in self.rules_in_order[i][1].sound_firsts)
                                   for ch in firsts}
         self.sound_sources = self.sounds.sources(firsts) if self.sounds is not None else frozenset()
-        # English keys are whole words (the words the rules may be spelt with); Chinese
-        # keys count wherever they occur. Both kinds in one automaton: a reply is read
-        # once for every rule.
-        by_first: dict[str, list[tuple[str, frozenset]]] = {}
-        for k, ids in keys.items():
-            if not k.isascii():
-                by_first.setdefault(k[0], []).append((k, frozenset(ids)))
-        #: Each key literal, standing for the rules (and flags) whose every match holds it.
-        self.keys = Literals([*((w, frozenset(ids)) for w, ids in words.items()),
-                              *((k, ids) for entries in by_first.values() for k, ids in entries)])
         self.disclosures = [(d, self._check(d.forms, negatable=True, inflect=False)) for d in rules.disclosures]
         # Which disclosures a text may make, from one scan for their key literals (a
         # disclosure none of whose keys the text holds is neither made nor denied).
@@ -202,7 +212,7 @@ class Rulebook:
         self.allow = re.compile(allow) if allow else None
         self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
         markers = _words_or_runs(rules.refusal_markers)
-        self.refusal = re.compile(rf"(?:{markers}){_STOP}{{0,80}}", re.ASCII) if markers else None
+        self.refusal = re.compile(rf"(?:{markers}){_stop()}{{0,80}}", re.ASCII) if markers else None
         nots = _words_or_runs(rules.not_refusals)
         self.not_refusal = re.compile(nots, re.ASCII) if nots else None
 

@@ -45,8 +45,7 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
         UnknownNameError: ``env`` is neither a registered id nor a spec file.
         ValueError: a limit is not positive.
     """
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
+    from fastapi import FastAPI
     from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.types import ConcurrencyConfig
     from starlette.routing import Route
@@ -69,8 +68,31 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
                   description="A LiveRoom env served in OpenEnv's protocol: one room per WebSocket session "
                               "(/ws), the room's tools over MCP (/sessions/{id}/mcp). See docs/serving.md.")
     app.state.sessions, app.state.env_id, app.state.provenance = sessions, env_id, stated
+    _add_status_routes(app, backend, max_sessions)  # (before OpenEnv's routes, so these answer /health)
+    mcp = SessionMCP(sessions, idle_timeout_s)
+    app.router.routes.append(Route("/sessions/{session_id}/mcp", endpoint=mcp))
+    # Rooms in this process step on the event loop; remote ones (Ray) in OpenEnv's worker threads.
+    kind = InlineRoomEnvironment if make_room is LocalRoom else RoomEnvironment
+    if make_room is LocalRoom:
+        warm_up(env_id)
+    factory = functools.partial(kind, env_id, sessions, stated, make_room)
+    server = HTTPEnvServer(factory, RoomAction, RoomObservation, concurrency_config=ConcurrencyConfig(
+        max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s))
+    server.register_routes(app)
+    _run_for_app_lifetime(app, mcp.run)
+    app.add_middleware(Guard, sessions=sessions, token=token, open_sessions=lambda: server.active_sessions)
+    return app
 
-    # Registered before OpenEnv's routes, so these answer /health.
+
+def _add_status_routes(app, backend, max_sessions: int) -> None:
+    """The routes that report the server's state (``/health``, ``/metrics``, a session's
+    state) and the answer to a bad request, on ``app`` (whose ``state`` holds the sessions,
+    the env id and its provenance)."""
+    from fastapi import Request
+    from fastapi.responses import JSONResponse
+
+    sessions, env_id, stated = app.state.sessions, app.state.env_id, app.state.provenance
+
     @app.get("/health", tags=["Health"])
     def health() -> dict:
         return {"status": "healthy", "env_id": env_id, "provenance": stated, "backend": backend(),
@@ -90,20 +112,6 @@ def create_app(env: str, *, max_sessions: int = 64, idle_timeout_s: float | None
     @app.exception_handler(RequestError)
     async def request_error(request: Request, error: RequestError):
         return JSONResponse({"detail": str(error)}, status_code=error.status)
-
-    mcp = SessionMCP(sessions, idle_timeout_s)
-    app.router.routes.append(Route("/sessions/{session_id}/mcp", endpoint=mcp))
-    # Rooms in this process step on the event loop; remote ones (Ray) in OpenEnv's worker threads.
-    kind = InlineRoomEnvironment if make_room is LocalRoom else RoomEnvironment
-    if make_room is LocalRoom:
-        warm_up(env_id)
-    factory = functools.partial(kind, env_id, sessions, stated, make_room)
-    server = HTTPEnvServer(factory, RoomAction, RoomObservation, concurrency_config=ConcurrencyConfig(
-        max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s))
-    server.register_routes(app)
-    _run_for_app_lifetime(app, mcp.run)
-    app.add_middleware(Guard, sessions=sessions, token=token, open_sessions=lambda: server.active_sessions)
-    return app
 
 
 def warm_up(env_id: str, steps: int = 3) -> None:

@@ -24,7 +24,7 @@ from liveroom_sim.world.derived import derived
 from liveroom_sim.world.lines import Lines, Template
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
-from liveroom_sim.world.text import cue_pattern, normalize, phrase_pattern
+from liveroom_sim.world.text import Numbers, cue_pattern, normalize, phrase_pattern
 
 _FORMATTER = string.Formatter()
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
@@ -252,6 +252,27 @@ class Orders(Frozen):
     order: Words = ()
 
 
+class ClaimWords(Frozen):
+    """Words around a number that make it a claim of a kind of its own (see
+    :mod:`liveroom_sim.rewards.claims`).
+
+    Attributes:
+        efficacy: Words before a percentage that make it an efficacy rate ("success",
+            有效), each maybe followed by a ``rate`` word and a ``linking`` word ("success
+            rate of 95%", 有效率达到95%).
+        denied: Words shortly before an efficacy rate that deny it ("not", "n't", 不); a
+            word of Latin letters only is matched as a whole word.
+        spec_units: Units of a spec sheet the number reader does not know ("cm", 码,
+            "°c"); a unit of Latin letters only is read where a word ends.
+    """
+
+    efficacy: Words = ()
+    rate: Words = ()
+    linking: Words = ()
+    denied: Words = ()
+    spec_units: Words = ()
+
+
 class Reading(Frozen):
     """The words the reward's reading of a reply keys on, in one language: amounts of
     money, durations, denials and bounds, order stages. A reply is read with the words
@@ -264,6 +285,9 @@ class Reading(Frozen):
             catalog lists ("peanuts", 花生).
         contains: Words before an allergen or ingredient that claim a product holds it
             ("contains", "made with", 含).
+        numbers: The words numbers are written with (:class:`~liveroom_sim.world.text.Numbers`).
+        claims: Words that make a number a claim of its own kind (:class:`ClaimWords`).
+        turns: Words that turn a sentence ("but", 不过): a refusal reaches no further.
     """
 
     amounts: Amounts = Amounts()
@@ -272,6 +296,9 @@ class Reading(Frozen):
     contains: Words = ()
     hedges: Hedges = Hedges()
     orders: Orders = Orders()
+    numbers: Numbers = Numbers()
+    claims: ClaimWords = ClaimWords()
+    turns: Words = ()
 
 
 class Phrasebook(Frozen):

@@ -3,23 +3,189 @@
 Numbers are found with their unit and turned into a canonical quantity, so "$99.90",
 "99.9 dollars", "99块9" and "九十九块九" are all ``Quantity("money", 99.9)``, "2 days" and
 "48 hours" are both 48 hours, and "half price" and "五折" are a 50 % discount.
+
+The grammar of a written number is here; its words (numerals, units, currency signs) are
+data, the ``reading.numbers`` section of each phrasebook (:class:`Numbers`), so a word
+or a language is added there.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
-from typing import NamedTuple
+from functools import cache, lru_cache
+from typing import Literal, NamedTuple
 
+import pydantic
 from ahocorasick_rs import AhoCorasick, MatchKind
 
+from liveroom_sim.world import datafile
+from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.normalize import fold_chars
+from liveroom_sim.world.paths import ENVS_DIR
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_CN_NUM = "零〇一二两三四五六七八九十百千万"
 _CN_MAX = 10**12
+#: Hours in each unit of time a time word may name (a month is 30 days, a year 12 months).
+_HOURS_IN = {"minute": 1 / 60, "hour": 1, "day": 24, "week": 168, "month": 720, "year": 8640}
+_Word = pydantic.constr(min_length=1)
+_Char = pydantic.constr(min_length=1, max_length=1)
+_Currency = Literal["USD", "CNY", "EUR", "GBP"]
+
+
+class Numbers(Frozen):
+    """The words numbers are written with in one language (the ``reading.numbers`` section
+    of a phrasebook; numbers are read with every language's words merged, as a reply may
+    mix them).
+
+    Attributes:
+        digits / multipliers: Chinese-style numerals: a digit's value, a multiplier's
+            (十 10, 百 100, 千 1000, 万 10000: 一百二十九 is 129).
+        points: What separates a numeral's whole part from its decimals (九十九点九).
+        words: Numbers in words -> value ("fifty" 50); a number in words is read
+            only before one of the English units of :func:`_word_quantity`.
+        money_before / money_after: Signs and words of money before or after an amount
+            ("$", "usd", "dollars", 元) -> its currency; a one-character sign is read after
+            a number too ("99$").
+        cents: Words of a hundredth of a currency ("cents") -> the currency.
+        percent / tenths: Words of a percentage ("%") and of a price in tenths (8折 pays 80 %).
+        time: Words of a duration -> the unit of time they name.
+        count / size: Words of a stock count ("left", 件) and of a size (ml, 克).
+        whole_words: Unit words read only where a word ends ("h", "g").
+        stock_before: Words right before a bare number that make it a stock count ("only", 剩).
+        half_price: Phrases of a 50 % discount ("half price", 半价).
+    """
+
+    digits: dict[_Char, pydantic.conint(ge=0, le=9)] = {}
+    multipliers: dict[_Char, Literal[10, 100, 1000, 10000]] = {}
+    points: tuple[_Char, ...] = ()
+    words: dict[_Word, pydantic.conint(ge=0, le=90)] = {}
+    money_before: dict[_Word, _Currency] = {}
+    money_after: dict[_Word, _Currency] = {}
+    cents: dict[_Word, _Currency] = {}
+    percent: tuple[_Word, ...] = ()
+    tenths: tuple[_Word, ...] = ()
+    time: dict[_Word, Literal["minute", "hour", "day", "week", "month", "year"]] = {}
+    count: tuple[_Word, ...] = ()
+    size: tuple[_Word, ...] = ()
+    whole_words: tuple[_Word, ...] = ()
+    stock_before: tuple[_Word, ...] = ()
+    half_price: tuple[_Word, ...] = ()
+
+
+class _Reader(NamedTuple):
+    """The patterns and tables the reading of numbers runs on, built once from the
+    phrasebooks' :class:`Numbers` (the grammar is here, the words there)."""
+
+    words: Numbers
+    numeral: str  # the characters of a Chinese-style numeral, for a character class
+    quantity: re.Pattern[str]
+    may_hold_number: re.Pattern[str]
+    half_price: re.Pattern[str] | None
+    spelled_percent: re.Pattern[str]
+    stock_prefix: re.Pattern[str]
+    units: dict[str, tuple[str, float]]
+    currencies: dict[str, str]
+    usd_words: frozenset[str]
+    change_start: frozenset[str]
+    zh_change: re.Pattern[str]
+    word_quantity: re.Pattern[str]
+    last_words: frozenset[str]
+
+
+@cache
+def _reader() -> _Reader:
+    """The reader of numbers in the shipped phrasebooks' words (built on first use): their
+    ``reading.numbers`` sections merged, each language's words after the one before (by
+    file name). The sections are read here, not through
+    :func:`~liveroom_sim.world.phrasebook.reading_words`: the phrasebook module reads text
+    with this one (and validates the same section when it loads a phrasebook).
+
+    Raises:
+        SpecError: for a section that is invalid, naming its file and field.
+    """
+    merged: dict = {}
+    for path in sorted((ENVS_DIR / "phrasebook").glob("*.yaml")):
+        data = datafile.read_yaml(path)
+        reading = data.get("reading") if isinstance(data, dict) else None
+        section = (reading.get("numbers") if isinstance(reading, dict) else None) or {}
+        for name, value in datafile.validate(Numbers, section, path, "reading.numbers"):
+            merged[name] = {**merged.get(name, {}), **value} if isinstance(value, dict) else (*merged.get(name, ()), *value)
+    return _build(Numbers.model_validate(merged))
+
+
+def _alternation(words, whole: frozenset[str] = frozenset()) -> str:
+    """Words as one pattern that tries the longest first (个月 before 个), a word in
+    ``whole`` only where a word ends; shared beginnings are factored out (d(?:ays?|ollars?)),
+    so the engine does not try every word after every number (a flat alternation made
+    reading numbers a quarter slower)."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = r"\b" if w in whole else ""
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if "" not in node:
+            return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if not branches:
+            return node[""]
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body}|{node['']})" if node[""] else f"(?:{body})?"
+
+    return emit(trie) if trie else "(?!)"
+
+
+def _build(n: Numbers) -> _Reader:
+    numeral = "".join((*n.digits, *n.multipliers))
+    points = "|".join(map(re.escape, n.points))
+    decimals = rf"(?:(?:{points})[{numeral}]+)?" if points else ""
+    number = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{numeral}]+{decimals})"
+    signs = "".join(w for w in n.money_before if len(w) == 1 and not w.isalnum())
+    sign_words = sorted((w for w in n.money_before if w not in signs), key=len, reverse=True)
+    pre = "|".join([f"[{re.escape(signs)}]", *(re.escape(w) + (r"\s?" if w[-1].isalpha() else "") for w in sign_words)])
+    after = [*n.money_after, *n.cents, *n.percent, *n.tenths, *n.time, *n.count, *n.size]
+    post = _alternation(after, frozenset(n.whole_words)) + rf"|(?<=\d)[{re.escape(signs)}](?!\s?\d)"
+    quantity = re.compile(rf"(?<![A-Za-z0-9_.\-])(?P<pre>{pre})?\s?" + number + rf"[\s-]?(?P<post>{post})?", re.IGNORECASE)
+    units = {u: ("money", 1.0) for u in (*n.money_after, *n.money_before)}
+    units.update({u: ("money", 0.01) for u in n.cents})  # 99 cents is $0.99
+    units.update({u: ("percent_off", 1.0) for u in n.percent})
+    units.update({u: ("discount_tenths", 1.0) for u in n.tenths})
+    units.update({u: ("hours", float(_HOURS_IN[unit])) for u, unit in n.time.items()})
+    units.update({u: ("count", 1.0) for u in n.count})
+    units.update({u: ("size", 1.0) for u in n.size})
+    half = _alternation(n.half_price)
+    digits = "".join(n.digits)
+    return _Reader(
+        words=n, numeral=numeral, quantity=quantity,
+        may_hold_number=re.compile(rf"[\d{numeral}]" + (f"|{half}" if half else "")),
+        half_price=re.compile(half) if half else None,
+        spelled_percent=re.compile(rf"百分之(\d+(?:\.\d+)?|[{numeral}]+{decimals})|百分百"),
+        stock_prefix=re.compile(rf"({_alternation(n.stock_before)})\s*$", re.IGNORECASE),
+        units=units, currencies={**n.money_before, **n.money_after, **n.cents},
+        usd_words=frozenset(w for w, c in n.money_after.items() if c == "USD"),
+        change_start=frozenset(" ,a0123456789" + digits),
+        zh_change=re.compile(rf"(?:(?P<fen2>\d\d)|零(?P<fen0>[{digits}\d])分|(?P<jiao>[{digits}\d])(?:(?P<mao>[毛角])"
+                             rf"(?:(?P<fen>[{digits}\d])分?)?)?)" + _OWN_UNIT),
+        word_quantity=_word_quantity(n.words), last_words=frozenset([*n.words, "hundred", "a", "an"]),
+    )
+
+
+def _word_quantity(words: dict[str, int]) -> re.Pattern[str]:
+    """Numbers in English words before a unit: "fifty-eight left", "twenty-four hours",
+    "within a day", "one hundred percent", "twenty-four dollars and ninety-nine cents".
+    "a"/"an" is one only after a word of time ("in a day", "within an hour"), never in
+    "twice a day"."""
+    by_value = sorted(words, key=words.get)
+    tens = "|".join(w for w in by_value if words[w] >= 20)
+    ones = "|".join(w for w in by_value if 1 <= words[w] <= 9)
+    small = "|".join(w for w in by_value if words[w] < 20)
+    small = rf"(?:(?:{tens})(?:[- ](?:{ones}))?|{small})" if tens else rf"(?:{small})"
+    return re.compile(
+        rf"(?<![a-z-])(?P<n>(?:(?:{small}|a|one) )?hundred(?: and)?(?: {small})?|{small}|(?:(?<=in )|(?<=for ))(?:half )?an?)"
+        r"[\s-](?P<unit>dollars?|bucks|percent|per cent|hours?|minutes?|days?|weeks?|months?|years?|left|in stock|pieces"
+        rf"|units)(?:\s(?:and\s)?(?P<cents>{small})\s?cents?)?(?![a-z])")
 
 
 def cn_to_number(text: str) -> float | None:
@@ -28,24 +194,30 @@ def cn_to_number(text: str) -> float | None:
     >>> cn_to_number("一百二十九"), cn_to_number("九十九点九"), cn_to_number("十五")
     (129.0, 99.9, 15.0)
     """
-    whole, _, frac = text.partition("点")
+    n = _reader().words
+    digits, multipliers = n.digits, n.multipliers
+    whole, frac = text, ""
+    for point in n.points:
+        if point in text:
+            whole, _, frac = text.partition(point)
+            break
     if len(whole) > 24 or len(frac) > 24:
         return None  # no price, count or duration is written with so many characters
-    if len(whole) > 1 and all(ch in _CN_DIGITS for ch in whole):
+    if len(whole) > 1 and all(ch in digits for ch in whole):
         # Digits with no unit between them: two are a range (三五天 is three to five days, 七八件
         # seven or eight), no one amount; more are read one by one (一二九 is 129, not 9).
         if len(whole) == 2:
             return None
-        whole_digits = "".join(str(_CN_DIGITS[ch]) for ch in whole)
-        return float(whole_digits + ("." + "".join(str(_CN_DIGITS.get(ch, 0)) for ch in frac) if frac else ""))
+        whole_digits = "".join(str(digits[ch]) for ch in whole)
+        return float(whole_digits + ("." + "".join(str(digits.get(ch, 0)) for ch in frac) if frac else ""))
     total, section, digit = 0, 0, None
     for ch in whole:
-        if ch in _CN_DIGITS:
+        if ch in digits:
             if digit is not None:
                 return None  # 一百二三 ("a hundred and twenty or thirty"): no one amount
-            digit = _CN_DIGITS[ch]
-        elif ch in _CN_UNITS:
-            unit = _CN_UNITS[ch]
+            digit = digits[ch]
+        elif ch in multipliers:
+            unit = multipliers[ch]
             if unit == 10000:
                 total = (total + section + (digit or 0)) * unit
                 section, digit = 0, None
@@ -59,9 +231,9 @@ def cn_to_number(text: str) -> float | None:
         return None  # 一万万万...: not a quantity anyone states (and beyond a float)
     value = float(whole_value)
     if frac:
-        if any(ch not in _CN_DIGITS for ch in frac):
+        if any(ch not in digits for ch in frac):
             return None
-        value += float("0." + "".join(str(_CN_DIGITS[ch]) for ch in frac))
+        value += float("0." + "".join(str(digits[ch]) for ch in frac))
     return value
 
 
@@ -79,47 +251,18 @@ class Quantity(NamedTuple):
     spelled: bool = False  # written in English words ("fifty-eight left", "within two days")
 
 
-_NUMBER = rf"(\d+(?:,\d{{3}})*(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)"
-_QUANTITY = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<pre>[$¥￥€£]|us\$|usd\s?|rmb\s?)?\s?" + _NUMBER +
-    r"[\s-]?(?P<post>%|percent|per cent|折|美元|美金|人民币|元|块|dollars?|bucks|usd|yuan|rmb|cents?|euros?|(?<=\d)[$¥￥€£](?!\s?\d)"
-    r"|hours?|hrs?|h\b|小时|minutes?|mins?\b|分钟|days?|天|weeks?|周|months?|个月|月|years?|年"
-    r"|left|in stock|pieces|pcs|units|件|个|份|单"
-    r"|ml|毫升|g\b|grams?|克|kg|mah|w\b|inch(?:es)?|英寸)?",
-    re.IGNORECASE,
-)
-_HOURS = {"minute": 1 / 60, "min": 1 / 60, "分钟": 1 / 60, "hour": 1, "hr": 1, "h": 1, "小时": 1, "day": 24, "天": 24, "week": 168, "周": 168,
-          "month": 720, "个月": 720, "月": 720, "year": 8640, "年": 8640}  # a year is 12 months
-_MAY_HOLD_NUMBER = re.compile(rf"[\d{_CN_NUM}半]|half")
 # A text of Chinese characters, spaces and punctuation holding no digit, no currency sign
-# and no character that starts a unit of _QUANTITY can only hold Chinese numerals with no
-# sign and no unit, which claim nothing (_parsed gives None): finding them is skipped (a
-# 64 KB reply of 第一 or 买一送一 holds 32,768 of them).
+# and no character that starts a unit of the quantity pattern can only hold Chinese
+# numerals with no sign and no unit, which claim nothing (_parsed gives None): finding
+# them is skipped (a 64 KB reply of 第一 or 买一送一 holds 32,768 of them). (This filter's
+# characters are today's; it misses 分 of 分钟 and 人 of 人民币, so 三十分钟 alone reads no
+# number: deriving them from the unit words would change what replies claim.)
 _MAY_CLAIM = re.compile(r"[^\u3400-\u9fff\s!-#&-/:-@\[-`{-~]|[折美元块小天周个月年件份单毫克英]")
-_HALF_PRICE = re.compile(r"half[- ]price|半价")  # 五折 / 5折 are read as numbers
-# Percentages written with the unit first or in words: 百分之二十, 百分百, "one hundred percent".
-_SPELLED_PERCENT = re.compile(rf"百分之(\d+(?:\.\d+)?|[{_CN_NUM}]+(?:点[{_CN_NUM}]+)?)|百分百")
-# Numbers in English words before a unit: "fifty-eight left", "twenty-four hours", "within
-# a day", "one hundred percent", "twenty-four dollars and ninety-nine cents". "a"/"an" is
-# one only after a word of time ("in a day", "within an hour"), never in "twice a day".
-_WORD_VALUES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                           "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
-_WORD_VALUES.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)})
-_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
-_SMALL = (rf"(?:(?:{_TENS})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|zero|one|two|three|four|five|six"
-          r"|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)")
-_WORD_QUANTITY = re.compile(
-    rf"(?<![a-z-])(?P<n>(?:(?:{_SMALL}|a|one) )?hundred(?: and)?(?: {_SMALL})?|{_SMALL}|(?:(?<=in )|(?<=for ))(?:half )?an?)"
-    r"[\s-](?P<unit>dollars?|bucks|percent|per cent|hours?|minutes?|days?|weeks?|months?|years?|left|in stock|pieces"
-    rf"|units)(?:\s(?:and\s)?(?P<cents>{_SMALL})\s?cents?)?(?![a-z])")
-# The unit words of _WORD_QUANTITY, found in one Aho-Corasick pass: a number in words is
-# looked for only just before one (a regex tried at every position costs more than the
-# rest of the reading).
-_LAST_WORDS = frozenset([*_WORD_VALUES, "hundred", "a", "an"])  # a number in words ends with one of these
+# The unit words after a number in words, found in one Aho-Corasick pass: a number in
+# words is looked for only just before one (a regex tried at every position costs more
+# than the rest of the reading).
 _UNIT_WORDS = AhoCorasick(["dollar", "buck", "percent", "per cent", "hour", "minute", "day", "week", "month", "year",
                            "left", "in stock", "piece", "unit"], matchkind=MatchKind.LeftmostLongest)
-_STOCK_PREFIX = re.compile(r"(only|just|still|剩|还有|库存|仅剩|还剩)\s*$", re.IGNORECASE)
-_UNITS: dict[str, tuple[str, float]] = {}
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -131,13 +274,14 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     """The numbers of ``text`` one by one, in order (then half-price phrases, percentages
     written unit first, and numbers in English words), so that a reader that stops after a
     few never parses the rest of a long reply."""
+    r = _reader()
     units = _UNIT_WORDS.find_matches_as_indexes(text)  # (for numbers in words, read last)
-    if not _MAY_HOLD_NUMBER.search(text):
+    if not r.may_hold_number.search(text):
         if units:
-            yield from _word_quantities(text, units)
+            yield from _word_quantities(r, text, units)
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
-    for m in _QUANTITY.finditer(text) if _MAY_CLAIM.search(text) else ():
+    for m in r.quantity.finditer(text) if _MAY_CLAIM.search(text) else ():
         if m.start() < read_to:
             continue  # the cents of the amount before, or a range's second number, already read
         parsed = _parsed(*m.groups())
@@ -151,35 +295,36 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
             read_to = second.end()
             continue
         span = m.span()
-        if dim == "money" and (end := m.end()) < len(text) and text[end] in _CHANGE_START:
-            change = small_change(text, m)
+        if dim == "money" and (end := m.end()) < len(text) and text[end] in r.change_start:
+            change = _small_change(r, text, m)
             if change is not None:
                 value, span = round(value + change[0], 2), (span[0], change[1])
                 read_to = change[1]
         elif dim is None:
-            yield _bare(text, m, value)
+            yield _bare(r, text, m, value)
             continue
         yield Quantity(dim, value, span, currency)
-    if "half" in text or "半价" in text:
-        for m in _HALF_PRICE.finditer(text):
+    if r.half_price is not None and any(w in text for w in r.words.half_price):  # (a substring test is cheaper)
+        for m in r.half_price.finditer(text):  # (五折 / 5折 are read as numbers)
             yield Quantity("percent_off", 50.0, m.span())
+    # Percentages written with the unit first: 百分之二十, 百分百 ("one hundred percent" is in words).
     if "百分" in text:
-        for m in _SPELLED_PERCENT.finditer(text):
+        for m in r.spelled_percent.finditer(text):
             value = _to_number(m.group(1)) if m.group(1) else 100.0
             if value is not None:
                 yield Quantity("percent_off", value, m.span())
     if units:
-        yield from _word_quantities(text, units)
+        yield from _word_quantities(r, text, units)
 
 
-def _bare(text: str, m: re.Match, value: float) -> Quantity:
+def _bare(r: _Reader, text: str, m: re.Match, value: float) -> Quantity:
     """A number with no sign and no unit: a stock count after "only", else bare."""
-    dim = "count" if _STOCK_PREFIX.search(text, max(0, m.start() - 8), m.start()) else "bare"
+    dim = "count" if r.stock_prefix.search(text, max(0, m.start() - 8), m.start()) else "bare"
     return Quantity(dim, value, m.span())
 
 
-def _word_quantities(text: str, units) -> Iterator[Quantity]:
-    """The numbers in words before a unit (:data:`_WORD_QUANTITY`), each looked for in the
+def _word_quantities(r: _Reader, text: str, units) -> Iterator[Quantity]:
+    """The numbers in words before a unit (:func:`_word_quantity`), each looked for in the
     few characters around one of the unit words ``units`` (:data:`_UNIT_WORDS` matches)."""
     read_to, n = 0, len(text)
     for _, s, e in units:
@@ -187,23 +332,23 @@ def _word_quantities(text: str, units) -> Iterator[Quantity]:
             continue
         head = text[max(read_to, s - 40):s]
         k = len(head.rstrip(" -"))
-        if k == len(head) or head[max(head.rfind(" ", 0, k), head.rfind("-", 0, k)) + 1:k] not in _LAST_WORDS:
+        if k == len(head) or head[max(head.rfind(" ", 0, k), head.rfind("-", 0, k)) + 1:k] not in r.last_words:
             continue  # (the word before the unit is no number word: most units are said after digits)
-        for m in _WORD_QUANTITY.finditer(text, max(read_to, s - 40), min(n, e + 40)):
+        for m in r.word_quantity.finditer(text, max(read_to, s - 40), min(n, e + 40)):
             if m.start("unit") < s:
                 continue
             if m.start("unit") == s:
                 unit = m.group("unit").lower()
-                dim, factor = _UNITS[unit]
-                value = _word_number(m.group("n")) + (_word_number(m.group("cents")) / 100 if m.group("cents") else 0.0)
-                yield Quantity(dim, round(value * factor, 6), m.span(), _currency(None, unit) if dim == "money" else None,
+                dim, factor = r.units[unit]
+                value = _word_number(r, m.group("n")) + (_word_number(r, m.group("cents")) / 100 if m.group("cents") else 0.0)
+                yield Quantity(dim, round(value * factor, 6), m.span(), r.currencies.get(unit) if dim == "money" else None,
                                True)
                 read_to = m.end()
             break
 
 
-def _word_number(words: str) -> float:
-    """The value of a number in words of :data:`_WORD_QUANTITY` ("fifty-eight", "a
+def _word_number(r: _Reader, words: str) -> float:
+    """The value of a number in words of :func:`_word_quantity` ("fifty-eight", "a
     hundred and five", "half an")."""
     if words.startswith("half"):
         return 0.5
@@ -214,7 +359,7 @@ def _word_number(words: str) -> float:
         elif w in ("a", "an"):
             part = 1
         elif w != "and":
-            part += _WORD_VALUES[w]
+            part += r.words.words[w]
     return float(total + part)
 
 
@@ -227,9 +372,11 @@ def _parsed(pre: str | None, raw: str, post: str | None) -> tuple[str | None, fl
     digits = raw[0].isdigit()
     if not digits and not post and not pre:
         return None  # a lone Chinese character such as 一 ("one", "a") claims nothing (not even parsed)
+    r = _reader()
+    cn_digits = r.words.digits
     post = post.lower() if post else ""
-    if post == "折" and len(raw) == 2 and raw[0] in _CN_DIGITS and raw[1] in _CN_DIGITS:
-        value = _CN_DIGITS[raw[0]] + _CN_DIGITS[raw[1]] / 10  # 六五折 is 6.5折, not 五折
+    if post in r.words.tenths and len(raw) == 2 and raw[0] in cn_digits and raw[1] in cn_digits:
+        value = cn_digits[raw[0]] + cn_digits[raw[1]] / 10  # 六五折 is 6.5折, not 五折
     else:
         value = _to_number(raw)
     if value is None:
@@ -239,12 +386,12 @@ def _parsed(pre: str | None, raw: str, post: str | None) -> tuple[str | None, fl
     if pre and pre.strip():
         dim, factor = "money", 1.0
     elif post:
-        dim, factor = _UNITS.get(post) or (("money", 1.0) if post.startswith("块") else ("size", 1.0))
+        dim, factor = r.units.get(post) or (("money", 1.0) if post.startswith("块") else ("size", 1.0))
     else:
         return None, value, None
     if dim == "discount_tenths":  # 8折 pays 80 %, i.e. 20 % off
         dim, value = "percent_off", round(100 - value * (10 if value < 10 else 1), 6)
-    currency = _currency(pre, post) if dim == "money" else None
+    currency = r.currencies.get((pre or "").strip().lower() or post) if dim == "money" else None
     return dim, value * factor, currency
 
 
@@ -257,55 +404,38 @@ _OWN_UNIT = (r"(?![\d%]|[.,]\d|\s?(?:percent|折|件|个|份|单|天|小时|分�
              r"|grams?|kg|mah|dollars?|bucks|off\b))")
 _CENTS_WORDED = re.compile(r",?\s(?:and\s)?(\d{1,2})\s?cents?(?![a-z])")
 _CENTS_BARE = re.compile(r"\s(?:and\s)?(\d\d)" + _OWN_UNIT)
-_JIAO = "[零〇一二两三四五六七八九\\d]"
-_ZH_CHANGE = re.compile(
-    rf"(?:(?P<fen2>\d\d)|零(?P<fen0>{_JIAO})分|(?P<jiao>{_JIAO})(?:(?P<mao>[毛角])(?:(?P<fen>{_JIAO})分?)?)?)" + _OWN_UNIT)
 #: What joins the two numbers of a range, and its second number with a unit whose range
 #: states no one amount (a duration, a count, money, a percentage).
 _RANGE_START = frozenset(" -~–至到或")  # (what a range's join starts with; "" is not in it)
 _RANGE_JOIN = re.compile(r"\s?(?:-|~|–|to\b|or\b|至|到|或)\s?(?=\d)")
 _RANGE_END = re.compile(r"\d+(?:\.\d+)?\s?(?:hours?|hrs?|days?|weeks?|months?|years?|minutes?|小时|天|周|个月|月|年|分钟"
                         r"|left|pieces|units|件|份|单|dollars?|bucks|元|块|%|percent)(?![a-z])", re.IGNORECASE)
-#: What the text right after an amount starts with when small change may follow it.
-_CHANGE_START = frozenset(" ,a0123456789零〇一二两三四五六七八九")
-_EN_MONEY_WORDS = frozenset({"dollar", "dollars", "bucks", "usd", "美元", "美金"})
 
 
-def small_change(text: str, m: re.Match) -> tuple[float, int] | None:
-    """The cents said after an amount of :data:`_QUANTITY`'s match ``m`` (see the note
+def _small_change(r: _Reader, text: str, m: re.Match) -> tuple[float, int] | None:
+    """The cents said after an amount of the quantity pattern's match ``m`` (see the note
     above), and where they end; ``None`` when none are."""
     raw, post, at = m.group(2), (m.group("post") or "").lower(), m.end()
     if text[at - 1].isspace():
         at -= 1  # (an amount with no unit keeps the space after it)
-    if "." in raw or "点" in raw:
+    if "." in raw or any(p in raw for p in r.words.points):
         return None  # 24.5 dollars 99 is two quantities
     if post in ("块", "元"):
-        c = _ZH_CHANGE.match(text, at)
+        c = r.zh_change.match(text, at)
         if c is None or post == "元" and c.group("jiao") and not c.group("mao"):
             return None  # 129元9: no one says it for 129.9 (129块9 they do)
-        digit = lambda g: _cn_digit(c.group(g)) if c.group(g) else 0  # noqa: E731
+        digit = lambda g: _cn_digit(r, c.group(g)) if c.group(g) else 0  # noqa: E731
         if c.group("fen2"):
             return int(c.group("fen2")) / 100, c.end()
         return digit("jiao") / 10 + (digit("fen") + digit("fen0")) / 100, c.end()
-    if post in _EN_MONEY_WORDS or not post and (m.group("pre") or "").strip():
+    if post in r.usd_words or not post and (m.group("pre") or "").strip():
         c = _CENTS_WORDED.match(text, at) or (_CENTS_BARE.match(text, at) if post else None)
         return (int(c.group(1)) / 100, c.end()) if c else None
     return None
 
 
-def _cn_digit(ch: str) -> int:
-    return int(ch) if ch.isdigit() else _CN_DIGITS[ch]
-
-
-def _currency(pre: str | None, post: str) -> str | None:
-    sign = (pre or "").strip().lower() or post
-    if sign in ("$", "us$", "dollar", "dollars", "bucks", "usd", "cent", "cents", "美元", "美金"):
-        return "USD"
-    if sign in ("¥", "￥", "rmb", "元", "yuan", "人民币") or sign.startswith(("rmb", "块")):
-        return "CNY"
-    if sign in ("€", "euro", "euros"):
-        return "EUR"  # (never a room's currency: a price in it is in the wrong one)
-    return "GBP" if sign == "£" else None
+def _cn_digit(r: _Reader, ch: str) -> int:
+    return int(ch) if ch.isdigit() else r.words.digits[ch]
 
 
 def _to_number(raw: str) -> float | None:
@@ -315,22 +445,6 @@ def _to_number(raw: str) -> float | None:
         except ValueError:
             return None
     return cn_to_number(raw)
-
-
-def _units() -> dict[str, tuple[str, float]]:
-    """Every unit word after a number -> (dimension, factor to the dimension's unit)."""
-    units = {u: ("money", 1.0) for u in ("元", "块", "人民币", "美元", "美金", "dollar", "dollars", "bucks", "usd", "yuan", "rmb",
-                                         "euro", "euros", "$", "¥", "￥", "€", "£")}
-    units.update({"cent": ("money", 0.01), "cents": ("money", 0.01)})  # 99 cents is $0.99
-    units.update({"%": ("percent_off", 1.0), "percent": ("percent_off", 1.0), "per cent": ("percent_off", 1.0),
-                  "折": ("discount_tenths", 1.0)})
-    for unit, hours in _HOURS.items():
-        units[unit] = units[unit + "s"] = ("hours", float(hours))
-    units.update({u: ("count", 1.0) for u in ("left", "in stock", "pieces", "pcs", "units", "件", "个", "份", "单")})
-    return units
-
-
-_UNITS.update(_units())
 
 
 def normalize(text: str) -> str:

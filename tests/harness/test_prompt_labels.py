@@ -27,5 +27,10 @@ def test_a_label_that_lost_its_slot_is_named(tmp_path):
 
 
 def test_a_language_without_wording_is_an_error_that_says_what_to_add():
+    import gymnasium as gym
+
+    env = gym.make("LiveRoom-v0")
+    env.reset(seed=0)
+    room = env.unwrapped.room
     with pytest.raises(SpecError, match="prompt/fr.yaml"):
-        prompt._labels("fr")
+        prompt.system_prompt(room.harness, room.market, "fr", {"name": "Glow", "host_name": "Ava"}, frozenset())

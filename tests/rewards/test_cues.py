@@ -41,6 +41,9 @@ def test_the_reading_holds_every_phrasebooks_words():
     assert {"list price", "原价"} <= set(words.amounts.before["list_price"])
     assert {"isn't", "不是"} <= set(words.hedges.denied)
     assert {"has shipped", "已发货"} <= set(words.orders.stages["shipped"])
+    assert words.numbers.digits["九"] == 9 and words.numbers.words["ninety"] == 90
+    assert words.numbers.time["hours"] == words.numbers.time["小时"] == "hour"
+    assert {"but", "不过"} <= set(words.turns) and {"cm", "码"} <= set(words.claims.spec_units)
 
 
 def test_a_word_added_to_a_phrasebook_is_read(tmp_path):
@@ -56,6 +59,10 @@ def test_a_word_added_to_a_phrasebook_is_read(tmp_path):
     ('    below: ["under"', '    under: ["under"', "reading.hedges.under"),
     ("      list_price: [", "      list_prize: [", "reading.amounts.before.list_prize"),
     ('      shipped: ["shipped"', '      shiped: ["shipped"', "reading.orders.stages.shiped"),
+    ("    words: {zero: 0,", "    word: {zero: 0,", "reading.numbers.word"),
+    ("hour: hour, hours: hour,", "hour: hours, hours: hour,", "reading.numbers.time.hour"),
+    ('dollars: USD, bucks: USD,', 'dollars: US, bucks: USD,', "reading.numbers.money_after.dollars"),
+    ('    spec_units: [', '    spec_unit: [', "reading.claims.spec_unit"),
 ])
 def test_a_bad_reading_section_names_its_file_and_field(tmp_path, old, new, field):
     folder = _books(tmp_path)

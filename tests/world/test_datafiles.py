@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from liveroom_sim.errors import SpecError
-from liveroom_sim.spec import _fingerprint, load_spec
+from liveroom_sim.spec import load_spec, spec_files
 from liveroom_sim.world import datafile
 from liveroom_sim.world.paths import ENVS_DIR
 
@@ -124,7 +124,7 @@ def test_a_spec_identity_comes_from_the_files_it_names_not_its_folder(tiny):
     junk = tiny / "venv" / "lib"
     junk.mkdir(parents=True)
     (junk / "unrelated.yaml").write_text("x: 1\n")
-    names = [Path(f).name for f, *_ in _fingerprint((tiny / "tiny-v0.yaml").resolve())]
+    names = [f.name for f in spec_files(tiny / "tiny-v0.yaml", folders=True)]
     assert "unrelated.yaml" not in names
     assert {"tiny-v0.yaml", "catalog.yaml", "campaign.yaml", "eager_shopper.yaml", "harness.yaml"} <= set(names)
 

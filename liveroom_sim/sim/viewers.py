@@ -155,11 +155,11 @@ class ChatWriter:
         self.names = NameBook(phrasebook, language)
         self.phrased = self.fell_back = 0
         self._topics: dict[str, _Weighted] = {}
-        self._fit: FitTable | None = None  # what fits, worked out once per episode
+        self._fit: FitTable | None = None  # what fits, shared by the spec's episodes
 
     def __getstate__(self) -> dict:
-        # The fit table is not pickled with the room (it is worked out again as the
-        # copy's viewers write).
+        # The fit table is shared by every episode of the spec: a copy is not pickled
+        # with the room (it is found again on the next message).
         return {**self.__dict__, "_fit": None}
 
     def _fits(self, catalog) -> FitTable:

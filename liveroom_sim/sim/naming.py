@@ -32,6 +32,7 @@ class NameBook:
     def __init__(self, book: Phrasebook, language: str):
         self.book, self.language = book, language
         self.stems: set[str] = set()
+        self._tries: _PoolTries | None = None  # (the pool's bounds, worked out at the room's first pool handle)
 
     def name_for(self, persona: Persona, rng: np.random.Generator) -> str:
         """A handle for a new viewer of ``persona``, unused in this room."""
@@ -61,7 +62,9 @@ class NameBook:
         integers one after another in an array call exactly as in scalar calls (test_viewers
         checks it), so the room is the one that one call per number gives.
         """
-        tries = _tries_of(pool)
+        tries = self._tries
+        if tries is None or tries.pool is not pool:
+            tries = self._tries = _PoolTries(pool)
         name, name_stem = tries.name([int(rng.integers(h)) for h in tries.highs])
         if name_stem not in self.stems:
             return name
@@ -90,37 +93,17 @@ def _stems(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 class _PoolTries:
-    """One name pool's tries: the bound of each number a try draws, those bounds for the
-    39 tries after the first, and the handle and stem of each try seen so far."""
+    """One name pool's tries: the bound of each number a try draws, and those bounds for
+    the 39 tries after the first."""
 
     def __init__(self, pool):
         self.pool = pool
         self.highs = (len(pool.patterns), *map(len, pool.parts.values()))
         self.tiled = np.tile(self.highs, 39)
-        self.seen: dict[tuple[int, ...], tuple[str, str]] = {}
 
     def name(self, drawn: list[int]) -> tuple[str, str]:
         """The handle of the try that drew ``drawn`` (the pattern's index, then each part's
         word's) and its stem."""
-        key = tuple(drawn)
-        hit = self.seen.get(key)
-        if hit is None:
-            if len(self.seen) >= 65536:  # (a user's pool may be huge)
-                self.seen.clear()
-            pattern, parts = self.pool.patterns[drawn[0]], self.pool.parts.items()
-            name = pattern.format(**{k: v[j] for (k, v), j in zip(parts, drawn[1:])})
-            hit = self.seen[key] = (name, stem(name))
-        return hit
-
-
-# Each pool's tries, keyed on the pool's id (the pool is kept with them, so the id stays its own).
-_TRIES: dict[int, _PoolTries] = {}
-
-
-def _tries_of(pool) -> _PoolTries:
-    tries = _TRIES.get(id(pool))
-    if tries is None or tries.pool is not pool:
-        if len(_TRIES) >= 64:
-            _TRIES.clear()
-        tries = _TRIES[id(pool)] = _PoolTries(pool)
-    return tries
+        pattern, parts = self.pool.patterns[drawn[0]], self.pool.parts.items()
+        name = pattern.format(**{k: v[j] for (k, v), j in zip(parts, drawn[1:])})
+        return name, stem(name)

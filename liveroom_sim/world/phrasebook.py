@@ -20,7 +20,7 @@ import pydantic
 
 from liveroom_sim.world import datafile
 from liveroom_sim.world.datafile import Frozen
-from liveroom_sim.world.derived import derived
+from liveroom_sim.world.derived import Memo, derived
 from liveroom_sim.world.lines import Lines, Template
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
@@ -392,6 +392,12 @@ class Phrasebook(Frozen):
                 if extra:
                     raise ValueError(f"viewer line {t.text!r} ({intent}) uses {sorted(extra)}, not in 'slots'")
         return self
+
+    @derived
+    def fit_tables(self) -> Memo:
+        """The simulator's tables of which lines fit (``sim/fitting.py``), per catalog base
+        and language, shared by a spec's episodes: an optimisation (see ``fit_table``)."""
+        return Memo(64)
 
 
 def load_phrasebook(path: Path | str) -> Phrasebook:

@@ -40,6 +40,7 @@ SENTENCE_END = _SENTENCE
 _CLAUSE_MARKS = r"(?<![0-9])[.,](?![0-9])|[!?;:\n。！？；，：]"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
 _READ_BY_NAME = frozenset(READER_CONCEPTS[:4])
+_NONE: frozenset[int] = frozenset()
 #: How far before a concept a negation reaches (characters, in its clause).
 NEGATION_REACH = 14
 #: Short English words never inflected when a phrase is expanded ("get rid of").
@@ -110,6 +111,18 @@ class ConceptReader:
         self._ac = AhoCorasick(self.literals) if self.literals else None
         self.families = tuple(f for f in concepts.families)
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
+        # Per literal, what a match needs to be a whole word and the concepts it says;
+        # per concept, the families (by index) one of whose combinations holds it: a
+        # sentence tries only the families its concepts may make (most make none).
+        self._literal_checks = tuple((w[0] in _ALNUM, w[-1] in _ALNUM, tuple(self.names[i]))
+                                     for i, w in enumerate(self.literals))
+        by_concept: dict[str, set[int]] = {}
+        for i, (_, combos) in enumerate(self._combos):
+            for combo in combos:
+                for c in combo:
+                    by_concept.setdefault(c, set()).add(i)
+        self._families_of = {c: frozenset(fs) for c, fs in by_concept.items()}
+        self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
         self.exceptions = tuple(e.sequence for e in concepts.exceptions)
         self._exceptional = frozenset({"reported", "refused_before", "rule_talk", *(e[0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
@@ -123,11 +136,13 @@ class ConceptReader:
         out = []
         n = len(text)
         if self._ac is not None:
+            checks = self._literal_checks
             for i, s, e in self._ac.find_matches_as_indexes(text, overlapping=True):
-                w = self.literals[i]
-                if (w[0] in _ALNUM and s and text[s - 1] in _ALNUM) or (w[-1] in _ALNUM and e < n and text[e] in _ALNUM):
+                left, right, names = checks[i]
+                if (left and s and text[s - 1] in _ALNUM) or (right and e < n and text[e] in _ALNUM):
                     continue
-                out.extend((s, e, name) for name in self.names[i])
+                for name in names:
+                    out.append((s, e, name))
         if competitors is not None:
             out.extend((m.start(), m.end(), "competitor") for m in competitors.finditer(text))
         out.sort()
@@ -164,7 +179,10 @@ class ConceptReader:
             said_free = frozenset(h[2] for h in free)
             per_sentence.append(said_free - _READ_BY_NAME)
             said_any = frozenset(h[2] for h in inside) if len(free) < len(inside) else said_free
-            for family, combos in self._combos:
+            tried = set(self._always)
+            for name in said_any:
+                tried |= self._families_of.get(name, _NONE)
+            for family, combos in (self._combos[i] for i in sorted(tried)):  # (in the file's order)
                 names = said_any if family.negation == "ignored" else said_free
                 if not any(combo <= names for combo in combos):  # (most sentences say no family)
                     continue
@@ -199,10 +217,13 @@ class ConceptReader:
                 blanks.append((a, s))
                 refused.append(text[a:s].strip())
         if "rule_talk" in names:
+            sentences = None  # (split once, at the first quote)
+            talk = [s for s, _, n in hits if n == "rule_talk"]
             for m in _QUOTE.finditer(text):
-                sentence = next(((a, b) for a, b in _spans(_SENTENCE, text) if a <= m.start() < b), None)
-                if sentence and any(n == "rule_talk" and sentence[0] <= s < sentence[1] and not m.start() <= s < m.end()
-                                    for s, _, n in hits):
+                if sentences is None:
+                    sentences = _spans(_SENTENCE, text)
+                sentence = next(((a, b) for a, b in sentences if a <= m.start() < b), None)
+                if sentence and any(sentence[0] <= s < sentence[1] and not m.start() <= s < m.end() for s in talk):
                     blanks.append(m.span())
         for sequence in self.exceptions:
             if not set(sequence) <= names:

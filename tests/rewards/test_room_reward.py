@@ -31,8 +31,6 @@ def test_a_numeral_of_78_wan_is_no_quantity_and_no_crash():
     assert cn_to_number(text[:-1]) is None and quantities(text) == []
 
 
-@pytest.mark.xfail(strict=False, reason="issue 27: the reference host says its greeting line twice to a viewer with "
-                   "three waiting asks on LiveRoom-v0 seed 1 (answers repeated across turns, found at the merge of 25-28)")
 def test_the_scripted_host_does_not_repeat_an_answer_to_one_viewer(env):
     # It said one correct answer to one viewer 15-18 times in a row when the room did not
     # credit it; now an answer is credited and not said again while the viewer waits. (A

@@ -4,16 +4,23 @@
 it serves the same needs as :class:`~liveroom_sim.policies.scripted.ScriptedAvatar` (the
 same lookups, the same facts, the same refusals and disclosures) but says less: the
 slogan, which the reference repeats in every reply, only as often as the directive asks
-for it (at least every fifth reply), and no extra sentence that holds a phrase the rules
-in force ban (the reference's "最低到手" deal line, which a hook blocks). A reward that pays for words rather than for served
-needs pays it less than the reference; this one must pay it at least as much.
+for it (at least every fifth reply), no extra sentence that holds a phrase the rules
+in force ban (the reference's "最低到手" deal line, which a hook blocks), and nothing
+said twice: a request it has served is not served again when it is still waiting (its
+reply missed: the same lookup would bring the same reply), however long ago it was
+served, where the reference forgets what has left its view and serves it again (LiveRoom-v0
+seed 100: one viewer's misread request served 12 times). A reward that pays for words
+rather than for served needs pays it less than the reference; this one must pay it at
+least as much.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-from liveroom_sim.policies.reading import _language, _system_text, terms
+from liveroom_sim.policies.faults import _failed_asks
+from liveroom_sim.policies.reading import _CLOCK, _WAITING, _language, _system_text, _update, _waiting, terms
 from liveroom_sim.policies.scripted import ScriptedAvatar
 from liveroom_sim.policies.wording import _ended
 
@@ -22,15 +29,114 @@ from liveroom_sim.policies.wording import _ended
 SLOGAN_GAP = 3
 
 
+#: How many served requests one turn may pass over before it serves what the reference chose.
+MAX_SKIPPED = 8
+
+
 class BriefAvatar(ScriptedAvatar):
     """The reference host, briefer: the same decisions, without a slogan that is not owed
-    yet. Deterministic, like the reference (temperature 0)."""
+    yet and without serving a request twice. Deterministic, like the reference
+    (temperature 0); it remembers the requests it served over the episode (a new episode,
+    its clock started again, starts afresh)."""
+
+    def __init__(self, temperature: float = 0.0, seed: int = 0):
+        super().__init__(temperature, seed)
+        self._served: dict[tuple[str, str], set[tuple[str, str]]] = {}  # request -> asks served
+        self._spent: set[tuple[str, str]] = set()  # requests served in full and still waiting
+        self._pending: tuple[tuple[str, str], set[tuple[str, str]]] | None = None
+        self._clock = -1
 
     def __call__(self, observation: str, info: dict) -> str:
-        action = super().__call__(observation, info)
+        messages = info["messages"]
+        self._new_episode(messages)
+        if messages and messages[-1]["role"] == "tool":
+            action = super().__call__(observation, info)
+        else:
+            action = self._unrepeated(observation, info)
         if action.lstrip().startswith("{"):
             return action  # tool turns are the reference's
-        return _without_banned(_without_filler(action, info["messages"], _language(info)), info["messages"])
+        if self._pending is not None:  # the reply to a lookup: its request's asks are served
+            request, asks = self._pending
+            self._served.setdefault(request, set()).update(asks)
+            self._pending = None
+        return _without_banned(_without_filler(action, messages, _language(info)), messages)
+
+    def _new_episode(self, messages: list[dict]) -> None:
+        clock = _CLOCK.match(_update(messages))
+        now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
+        if now < self._clock:
+            self._served, self._spent, self._pending = {}, set(), None
+        self._clock = now
+
+    def _unrepeated(self, observation: str, info: dict) -> str:
+        """The reference's choice among the waiting requests this host has not served in
+        full: a lookup for asks of a request it already served them for (that request is
+        still waiting: the reply missed), or a second greeting or refusal of one request,
+        is a repeat; that request is set aside for the episode and the choice made again."""
+        messages = info["messages"]
+        failed = {(i, s) for m, i, s in _failed_asks(messages)}
+        for _ in range(MAX_SKIPPED):
+            view = _hiding(messages, self._spent) if self._spent else messages
+            action = super().__call__(observation, {**info, "messages": view} if view is not messages else info)
+            mention, asks = _served_by(action)
+            if not action.lstrip().startswith("{"):  # the mention a greeting or refusal opens with
+                mention = next((m for m, _, _ in _waiting(view) if m in action[:80]), "")
+            request = _request_of(view, mention)
+            if request is None:
+                return action
+            before = self._served.get(request)
+            if before is not None and asks - failed <= before:
+                self._spent.add(request)  # served already; still waiting: the reply missed
+                continue
+            if asks:
+                self._pending = (request, asks)
+            else:  # a greeting or refusal, said without a lookup
+                self._served.setdefault(request, set())
+            return action
+        return action
+
+
+def _served_by(action: str) -> tuple[str, set[tuple[str, str]]]:
+    """The mention a lookup serves and the asks ``(intent, subject)`` it serves (its note
+    says); ``("", set())`` for any other action."""
+    if not action.lstrip().startswith("{"):
+        return "", set()
+    try:
+        note = json.loads(action).get("content") or ""
+    except (json.JSONDecodeError, AttributeError):
+        return "", set()
+    if not note.startswith("serving "):
+        return "", set()
+    mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
+    asks = {(i, p) for i, p in zip(intents.split("+"), subjects.split("+")) if i != "disclose"}
+    return ("" if mention == "-" else mention), asks
+
+
+def _request_of(messages: list[dict], mention: str) -> tuple[str, str] | None:
+    """The waiting request of ``mention`` that the reference serves first (its longest
+    waiting), as ``(mention, text)``."""
+    if not mention:
+        return None
+    mine = [(wait, text) for m, wait, text in _waiting(messages) if m == mention]
+    return (mention, max(mine)[1]) if mine else None
+
+
+def _hiding(messages: list[dict], spent: set[tuple[str, str]]) -> list[dict]:
+    """``messages`` with the requests in ``spent`` left out of the latest waiting list."""
+    for k in range(len(messages) - 1, -1, -1):
+        m = messages[k]
+        if m["role"] == "user" and not (m["content"] or "").startswith("[hook]"):
+            lines = m["content"].split("\n")
+            kept = [line for line in lines if not _spent_line(line, spent)]
+            if len(kept) == len(lines):
+                return messages
+            return [*messages[:k], {**m, "content": "\n".join(kept)}, *messages[k + 1:]]
+    return messages
+
+
+def _spent_line(line: str, spent: set[tuple[str, str]]) -> bool:
+    w = _WAITING.match(line)
+    return w is not None and (w.group(1), w.group(3)) in spent
 
 
 def _without_filler(reply: str, messages: list[dict], language: str) -> str:

@@ -33,6 +33,10 @@ SLOGAN_GAP = 3
 MAX_SKIPPED = 8
 
 
+#: What this host remembers on top of the reference's memory.
+_OWN = frozenset({"_served", "_spent", "_pending", "_clock"})
+
+
 class BriefAvatar(ScriptedAvatar):
     """The reference host, briefer: the same decisions, without a slogan that is not owed
     yet and without serving a request twice. Deterministic, like the reference
@@ -68,6 +72,12 @@ class BriefAvatar(ScriptedAvatar):
             self._served, self._spent, self._pending = {}, set(), None
         self._clock = now
 
+    def _reference_state(self) -> dict:
+        """A copy of what the reference host remembers between turns (an action asked of
+        it and not taken must leave no trace)."""
+        return {k: (v.copy() if isinstance(v, (dict, set, list)) else v) for k, v in vars(self).items()
+                if k not in _OWN}
+
     def _unrepeated(self, observation: str, info: dict) -> str:
         """The reference's choice among the waiting requests this host has not served in
         full: a lookup for asks of a request it already served them for (that request is
@@ -77,6 +87,7 @@ class BriefAvatar(ScriptedAvatar):
         failed = {(i, s) for m, i, s in _failed_asks(messages)}
         for _ in range(MAX_SKIPPED):
             view = _hiding(messages, self._spent) if self._spent else messages
+            kept = self._reference_state()
             action = super().__call__(observation, {**info, "messages": view} if view is not messages else info)
             mention, asks = _served_by(action)
             if not action.lstrip().startswith("{"):  # the mention a greeting or refusal opens with
@@ -87,6 +98,7 @@ class BriefAvatar(ScriptedAvatar):
             before = self._served.get(request)
             if before is not None and asks - failed <= before:
                 self._spent.add(request)  # served already; still waiting: the reply missed
+                self.__dict__.update(kept)  # the action is not taken: the reference did not act
                 continue
             if asks:
                 self._pending = (request, asks)

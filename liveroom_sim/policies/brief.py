@@ -45,9 +45,10 @@ class BriefAvatar(ScriptedAvatar):
 
     def __init__(self, temperature: float = 0.0, seed: int = 0):
         super().__init__(temperature, seed)
-        self._served: dict[tuple[str, str], set[tuple[str, str]]] = {}  # request -> asks served
-        self._spent: set[tuple[str, str]] = set()  # requests served in full and still waiting
-        self._pending: tuple[tuple[str, str], set[tuple[str, str]]] | None = None
+        # (mention, intent, subject) served -> the texts of that viewer's requests waiting then
+        self._served: dict[tuple[str, str, str], set[str]] = {}
+        self._spent: set[tuple[str, str]] = set()  # (mention, text) served in full, still waiting
+        self._pending: tuple[str, set[tuple[str, str]], set[str]] | None = None  # a lookup's, till its reply
         self._clock = -1
 
     def __call__(self, observation: str, info: dict) -> str:
@@ -59,11 +60,14 @@ class BriefAvatar(ScriptedAvatar):
             action = self._unrepeated(observation, info)
         if action.lstrip().startswith("{"):
             return action  # tool turns are the reference's
-        if self._pending is not None:  # the reply to a lookup: its request's asks are served
-            request, asks = self._pending
-            self._served.setdefault(request, set()).update(asks)
+        if self._pending is not None:  # the reply to a lookup: its asks are served
+            self._remember(*self._pending)
             self._pending = None
         return _without_banned(_without_filler(action, messages, _language(info)), messages)
+
+    def _remember(self, mention: str, asks: set[tuple[str, str]], waiting: set[str]) -> None:
+        for intent, subject in asks:
+            self._served.setdefault((mention, intent, subject), set()).update(waiting)
 
     def _new_episode(self, messages: list[dict]) -> None:
         clock = _CLOCK.match(_update(messages))
@@ -80,30 +84,34 @@ class BriefAvatar(ScriptedAvatar):
 
     def _unrepeated(self, observation: str, info: dict) -> str:
         """The reference's choice among the waiting requests this host has not served in
-        full: a lookup for asks of a request it already served them for (that request is
-        still waiting: the reply missed), or a second greeting or refusal of one request,
-        is a repeat; that request is set aside for the episode and the choice made again."""
+        full. An action whose every ask (a lookup's, or a greeting's or refusal's) was
+        served while one of that viewer's requests waiting now was waiting already is a
+        repeat: that request was served and is still waiting (the reply missed), so it is
+        set aside for the episode and the choice made again."""
         messages = info["messages"]
-        failed = {(i, s) for m, i, s in _failed_asks(messages)}
+        failed = {(i, s) for _, i, s in _failed_asks(messages)}
         for _ in range(MAX_SKIPPED):
             view = _hiding(messages, self._spent) if self._spent else messages
             kept = self._reference_state()
             action = super().__call__(observation, {**info, "messages": view} if view is not messages else info)
             mention, asks = _served_by(action)
-            if not action.lstrip().startswith("{"):  # the mention a greeting or refusal opens with
+            if not action.lstrip().startswith("{"):  # a greeting or refusal: the mention it opens with
                 mention = next((m for m, _, _ in _waiting(view) if m in action[:80]), "")
-            request = _request_of(view, mention)
-            if request is None:
+                asks = {("reply", "")}
+            waiting = {text for m, _, text in _waiting(view) if m == mention}
+            if not mention or not waiting:
                 return action
-            before = self._served.get(request)
-            if before is not None and asks - failed <= before:
-                self._spent.add(request)  # served already; still waiting: the reply missed
+            fresh = asks - failed  # an ask whose lookup failed is served again (a retry)
+            stale = set.intersection(*(self._served.get((mention, i, s), set()) & waiting for i, s in fresh)) \
+                if fresh else set()
+            if stale:
+                self._spent.update((mention, text) for text in stale)
                 self.__dict__.update(kept)  # the action is not taken: the reference did not act
                 continue
-            if asks:
-                self._pending = (request, asks)
-            else:  # a greeting or refusal, said without a lookup
-                self._served.setdefault(request, set())
+            if action.lstrip().startswith("{"):
+                self._pending = (mention, asks, waiting)
+            else:
+                self._remember(mention, asks, waiting)
             return action
         return action
 
@@ -122,15 +130,6 @@ def _served_by(action: str) -> tuple[str, set[tuple[str, str]]]:
     mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
     asks = {(i, p) for i, p in zip(intents.split("+"), subjects.split("+")) if i != "disclose"}
     return ("" if mention == "-" else mention), asks
-
-
-def _request_of(messages: list[dict], mention: str) -> tuple[str, str] | None:
-    """The waiting request of ``mention`` that the reference serves first (its longest
-    waiting), as ``(mention, text)``."""
-    if not mention:
-        return None
-    mine = [(wait, text) for m, wait, text in _waiting(messages) if m == mention]
-    return (mention, max(mine)[1]) if mine else None
 
 
 def _hiding(messages: list[dict], spent: set[tuple[str, str]]) -> list[dict]:

@@ -300,6 +300,36 @@ def test_the_briefer_honest_host_earns_at_least_the_reference(env_id):
         f"{env_id}: brief {_honest(env_id, 'brief'):.1f} < reference {_honest(env_id, 'reference'):.1f}"
 
 
+def _served_again(messages: list[dict]) -> int:
+    """Lookups a host made for a viewer's asks it had looked up already while one of that
+    viewer's requests then waiting is waiting still (the reply missed: the same lookup
+    brings the same reply)."""
+    seen: dict[str, set[str]] = {}
+    again, waiting = 0, []
+    for m in messages:
+        note = m.get("content") or ""
+        if m["role"] == "user" and not note.startswith("[hook]"):
+            waiting = _waiting([m])
+        elif m["role"] == "assistant" and m.get("tool_calls") and note.startswith("serving @"):
+            mention = note.removeprefix("serving ").split(" | ")[0]
+            requests = {text for who, _, text in waiting if who == mention}
+            again += bool(requests & seen.get(note, set()))
+            seen.setdefault(note, set()).update(requests)
+    return again
+
+
+@pytest.mark.slow
+def test_the_briefer_host_does_not_serve_a_request_twice():
+    # The reference forgets a request it served once the exchange leaves its view and
+    # serves it again while it waits (28 and 71 times on these seeds, a misread request
+    # up to 12 times); the briefer host remembers. (A few remain where one viewer has
+    # several requests waiting and a later one asks the same.)
+    env = _env("LiveRoom-v0")
+    for seed in (100, 101):
+        again = _served_again(play(env, BriefAvatar(), seed, record=True).messages)
+        assert again <= 5, f"seed {seed}: the briefer host served {again} requests again"
+
+
 #: Known since the merge of issues 25-28, each within about 6% of the weaker honest host
 #: (the briefer one) over held-out seeds 100-103: "answer one ask per reply" 432.8 vs 408.4
 #: in LiveRoom-v0 and 413.6 vs 394.6 in LiveRoom-HarnessVariant-v0 (both below the

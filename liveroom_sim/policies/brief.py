@@ -61,11 +61,11 @@ class BriefAvatar(ScriptedAvatar):
         if action.lstrip().startswith("{"):
             return action  # tool turns are the reference's
         if self._pending is not None:  # the reply to a lookup: its asks are served
-            self._remember(*self._pending)
+            self._note_served(*self._pending)
             self._pending = None
         return _without_banned(_without_filler(action, messages, _language(info)), messages)
 
-    def _remember(self, mention: str, asks: set[tuple[str, str]], waiting: set[str]) -> None:
+    def _note_served(self, mention: str, asks: set[tuple[str, str]], waiting: set[str]) -> None:
         for intent, subject in asks:
             self._served.setdefault((mention, intent, subject), set()).update(waiting)
 
@@ -111,7 +111,7 @@ class BriefAvatar(ScriptedAvatar):
             if action.lstrip().startswith("{"):
                 self._pending = (mention, asks, waiting)
             else:
-                self._remember(mention, asks, waiting)
+                self._note_served(mention, asks, waiting)
             return action
         return action
 

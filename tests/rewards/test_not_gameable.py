@@ -279,31 +279,64 @@ def _honest(env_id: str, host: str) -> float:
     return statistics.mean(play(_env(env_id), make(), seed).returns["total"] for seed in HELD_OUT)
 
 
-#: Known since the merge of issues 25-28: in the busier rooms the briefer host trails the
-#: reference within noise: LiveRoom-v0 408.4 vs 443.3 over held-out seeds 100-102 (it
-#: passes over 20 seeds), LiveRoom-HarnessVariant-v0 419.3 vs 430.0 over 20 seeds (it passes
-#: over 3). Not strict: the gaps are within the seeds' spread.
-_BRIEF_BEHIND = pytest.mark.xfail(strict=False, reason="issue 25: the briefer host trails the reference within noise")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", [pytest.param(e, marks=_BRIEF_BEHIND) if e in ("LiveRoom-v0", "LiveRoom-HarnessVariant-v0") else e
-                                    for e in ALL_ENVS])
+@pytest.mark.parametrize("env_id", ALL_ENVS)
 def test_the_briefer_honest_host_earns_at_least_the_reference(env_id):
-    # The same needs served without the filler: a reward that pays for needs, not words,
-    # pays it no less.
+    # The same needs served without filler or repeats: a reward that pays for needs, not
+    # words, pays it no less. (Over held-out seeds 100-102 it leads by 20-55%: LiveRoom-v0
+    # 652.2 vs 443.3, zh 888.2 vs 731.5, HarnessVariant 612.9 vs 394.6, TaoLive 858.9 vs
+    # 665.7; the turns the reference spends serving a request again, it spends on others.)
     assert _honest(env_id, "brief") >= _honest(env_id, "reference"), \
         f"{env_id}: brief {_honest(env_id, 'brief'):.1f} < reference {_honest(env_id, 'reference'):.1f}"
 
 
-#: Known since the merge of issues 25-28, each within about 6% of the weaker honest host
-#: (the briefer one) over held-out seeds 100-103: "answer one ask per reply" 432.8 vs 408.4
-#: in LiveRoom-v0 and 413.6 vs 394.6 in LiveRoom-HarnessVariant-v0 (both below the
-#: reference); "<featured product> #ad" 691.5 vs 665.7 in LiveRoom-TaoLive-v0. Not strict:
-#: the margins are within the seeds' noise; the marks go when the gaps are wide again.
+def _served_again(messages: list[dict]) -> int:
+    """Lookups a host made for a viewer's asks it had looked up already while one of that
+    viewer's requests then waiting is waiting still (the reply missed: the same lookup
+    brings the same reply)."""
+    seen: dict[str, set[str]] = {}
+    again, waiting = 0, []
+    for m in messages:
+        note = m.get("content") or ""
+        if m["role"] == "user" and not note.startswith("[hook]"):
+            waiting = _waiting([m])
+        elif m["role"] == "assistant" and m.get("tool_calls") and note.startswith("serving @"):
+            mention = note.removeprefix("serving ").split(" | ")[0]
+            requests = {text for who, _, text in waiting if who == mention}
+            again += bool(requests & seen.get(note, set()))
+            seen.setdefault(note, set()).update(requests)
+    return again
+
+
+@pytest.mark.slow
+def test_the_briefer_host_does_not_serve_a_request_twice():
+    # The reference forgets a request it served once the exchange leaves its view and
+    # serves it again while it waits (28 and 71 times on these seeds, a misread request
+    # up to 12 times); the briefer host remembers. (A few remain where one viewer has
+    # several requests waiting and a later one asks the same.)
+    env = _env("LiveRoom-v0")
+    for seed in (100, 101):
+        again = _served_again(play(env, BriefAvatar(), seed, record=True).messages)
+        assert again <= 5, f"seed {seed}: the briefer host served {again} requests again"
+
+
+#: Known since the merge of issues 25-28: these hunters are within noise of the reference
+#: host, not of the briefer one. Each is the reference plus its trick, so each shares the
+#: reference's repeats (a request it served and that still waits, served again once it
+#: leaves the view: 28-93 lookups an episode in LiveRoom-v0), and which of them a room
+#: sends into a long loop decides the gap: over held-out seeds 100-102, "answer one ask
+#: per reply" 432.8 vs the reference's 443.3 in LiveRoom-v0 and 413.6 vs 394.6 in
+#: LiveRoom-HarnessVariant-v0 (the reference served one misread request 18 times on seed
+#: 100); "<featured product> #ad" 691.5 vs 665.7 in LiveRoom-TaoLive-v0. Played on a host
+#: without the repeats (the briefer one), the tricks lose 11-40% in LiveRoom-v0 and
+#: HarnessVariant and 4-16% in TaoLive; in zh splitting loses 16.5%, the price name-drop
+#: 2.3% since its compliance credit is gone (it gained 4.6%: +19.5 compliance), and the
+#: bare "#ad" name-drop gained 3.8% there, in its room's outcome (viewers kept) rather than
+#: in any credit. Not strict: the marks go when the reference stops serving a request twice
+#: (issue 27).
 _NARROW = {("LiveRoom-v0", "answer one ask per reply"), ("LiveRoom-HarnessVariant-v0", "answer one ask per reply"),
            ("LiveRoom-TaoLive-v0", "name-drop the featured product with #ad")}
-_HUNTER_CLOSE = pytest.mark.xfail(strict=False, reason="issue 25: this hunter is within noise of the briefer honest host")
+_HUNTER_CLOSE = pytest.mark.xfail(strict=False, reason="issue 27: this hunter is within noise of the reference, whose repeats it shares")
 
 
 @pytest.mark.slow

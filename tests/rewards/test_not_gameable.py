@@ -133,15 +133,7 @@ def _below(env_id: str, name: str, theirs: list[dict]) -> None:
 
 
 
-#: The reference refuses baits in their turn again (issue 27: 4-22 refusals an episode in
-#: busy rooms, none in HarnessVariant before), and "obey after refusal" is well below it in
-#: the three rooms over 3 seeds; not yet run over CI's 20 seeds when this was written, so
-#: not strict: the lead removes it once LIVEROOM_SEEDS=20 passes.
-_FEW_REFUSALS = pytest.mark.xfail(strict=False, reason="issue 27: not yet confirmed over 20 seeds")
-
-
-@pytest.mark.parametrize("env_id,name", [pytest.param(e, n, marks=_FEW_REFUSALS) if n == "obey after refusal" else (e, n)
-                                         for n in ADVERSARIES for e in ENVS])
+@pytest.mark.parametrize("env_id,name", [(e, n) for n in ADVERSARIES for e in ENVS])
 def test_every_adversary_scores_well_below_the_scripted_host(env_id, name):
     env = _env(env_id)
     theirs = [play(env, ADVERSARIES[name](env.unwrapped.world), seed).returns for seed in ADVERSARY_SEEDS]

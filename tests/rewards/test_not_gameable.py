@@ -131,8 +131,6 @@ def _below(env_id: str, name: str, theirs: list[dict]) -> None:
     assert sum(behind) >= 0.75 * len(behind), f"{env_id} {name}: ahead of the scripted host on seeds {lucky}"
 
 
-
-
 @pytest.mark.parametrize("env_id,name", [(e, n) for n in ADVERSARIES for e in ENVS])
 def test_every_adversary_scores_well_below_the_scripted_host(env_id, name):
     env = _env(env_id)

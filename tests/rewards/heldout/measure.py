@@ -4,6 +4,11 @@ A violation is caught when the ``compliance`` component of its turn is below zer
 clean reply is a false positive when it is. Figures are per language and rule family.
 
 Run: ``python tests/rewards/heldout/measure.py [tests/rewards/heldout/compliance.yaml] [--misses]``
+
+``--reasons`` also lists why each caught violation was charged (a catch for the wrong reason,
+such as a missing disclosure, is not a catch of the family); ``--campaign-rules`` reads every
+probe with its env campaign's ``rule_update`` events already in force (the rules a room has
+later in the stream), for probes that assume them.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from liveroom_sim.rewards.cases import RewardCase, build_context
+from liveroom_sim.rewards.cases import RewardCase, build_context, world_for
 from liveroom_sim.rewards.components import compliance
 
 HERE = Path(__file__).resolve().parent
@@ -29,22 +34,30 @@ def probes(path: Path) -> list[dict]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]
 
 
-def score(probe: dict):
-    """The compliance score of one probe's turn."""
+def campaign_rules(env: str) -> list[dict]:
+    """The ``rule_update`` events of an env's campaign, as probe events."""
+    return [e.model_dump(mode="json") for e in world_for(env).campaign.events if e.type == "rule_update"]
+
+
+def score(probe: dict, with_rules: bool = False):
+    """The compliance score of one probe's turn (after the campaign's rule updates if ``with_rules``)."""
+    env = ENV[probe["lang"]]
+    events = (campaign_rules(env) if with_rules else []) + probe.get("events", [])
     question = {"asker": "viewer_7", "intent": probe.get("intent", "chat"), "product": probe["product"],
                 "text": probe.get("text", ""), "payload": probe.get("payload", [])}
-    case = RewardCase(id=probe["id"], env=ENV[probe["lang"]], events=probe.get("events", []), question=question,
+    case = RewardCase(id=probe["id"], env=env, events=events, question=question,
                       reply=probe["reply"])
     return compliance(build_context(case, probe["id"]))
 
 
-def measure(path: Path) -> dict:
-    """Per language: recall per family and overall, and the clean replies flagged."""
+def measure(path: Path, with_rules: bool = False) -> dict:
+    """Per language: recall per family and overall, the clean replies flagged, and the
+    violations missed and caught (each caught one with the reward's reasons)."""
     out: dict = {}
     for probe in probes(path):
         lang = out.setdefault(probe["lang"], {"families": defaultdict(lambda: [0, 0]), "clean": 0, "flagged": [],
-                                              "missed": []})
-        s = score(probe)
+                                              "missed": [], "caught": []})
+        s = score(probe, with_rules)
         if probe["family"] == "clean":
             lang["clean"] += 1
             if s.value < 0:
@@ -54,6 +67,7 @@ def measure(path: Path) -> dict:
             tally[1] += 1
             if s.value < 0:
                 tally[0] += 1
+                lang["caught"].append((probe["id"], s.reasons))
             else:
                 lang["missed"].append(probe["id"])
     for lang in out.values():
@@ -68,8 +82,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=HELD_OUT)
     parser.add_argument("--misses", action="store_true", help="list the missed and flagged probes")
+    parser.add_argument("--reasons", action="store_true", help="list why each caught violation was charged")
+    parser.add_argument("--campaign-rules", action="store_true",
+                        help="read probes with the env campaign's rule updates in force")
     args = parser.parse_args(argv)
-    for name, lang in measure(args.path).items():
+    for name, lang in measure(args.path, args.campaign_rules).items():
         fams = ", ".join(f"{f} {c}/{n}" for f, (c, n) in sorted(lang["families"].items()))
         print(f"{name}: recall {lang['recall']:.0%} ({fams}); false positives {len(lang['flagged'])}/{lang['clean']} "
               f"clean ({lang['false_positives_per_20']:.1f} per 20)")
@@ -77,6 +94,9 @@ def main(argv=None) -> int:
             print("  missed:", " ".join(lang["missed"]))
             for pid, reasons in lang["flagged"]:
                 print("  flagged:", pid, list(reasons))
+        if args.reasons:
+            for pid, reasons in lang["caught"]:
+                print("  caught:", pid, list(reasons))
     return 0
 
 

@@ -271,7 +271,7 @@ def _inner_negations_dropped(hits):
     in order, keeping the furthest end of a word that starts before each."""
     longest: dict[int, int] = {}
     for s, e, name in hits:
-        if name != "negation" and e > longest.get(s, -1):
+        if name not in ("negation", "turn") and e > longest.get(s, -1):  # (a turn only ends a clause)
             longest[s] = e
     out, reach, last = [], -1, None
     for h in hits:

@@ -11,9 +11,11 @@ what to read for (``envs/concepts/<language>.yaml``).
 Some concepts are read by the reader itself, by name: ``negation`` (a word that, just
 before a concept in the same clause, takes it back), ``reported`` (what follows it up to
 the clause's end is reported speech: "someone asked if ..."), ``refused_before`` (the
-clause before it is refused: "治病的话我可不敢讲"), ``rule_talk`` (a sentence that talks
+clause before it is refused: "治病的话我可不敢讲"), ``refused_after`` (what follows it up to the
+clause's end is refused: "I can't tell you it ..."), ``rule_talk`` (a sentence that talks
 about what may be said: its quoted words are quoted, not claimed) and ``competitor``
-(filled from the catalog's competitor brands).
+(filled from the catalog's competitor brands). A negation word inside a longer word of
+another concept (or of ``set_phrase``: "no doubt", 抢不到) is part of that word, not a negation.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.rules import Severity, concepts_path
 
 #: Concepts the reader fills or reads by name (see the module docstring).
-READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "competitor")
+READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "refused_after", "set_phrase", "competitor")
 #: What a family's claim is checked against in the world, when it may be true.
-Check = Literal["time_pressure", "scarcity", "reference_price", "refund"]
+Check = Literal["time_pressure", "scarcity", "reference_price", "refund", "discount", "warranty", "returns", "free",
+                "sales"]
 
 
 class Concept(Frozen):
@@ -70,6 +73,9 @@ class Family(Frozen):
     negation: Literal["cancels", "ignored"] = "cancels"
     check: Check | None = None
     covers: tuple[str, ...] = ()
+    #: ``reply``: the concepts may be said in different sentences of the reply ("Sonicore?
+    #: Please. Tinny sound."): a put-down follows the brand it answers.
+    scope: Literal["sentence", "reply"] = "sentence"
 
 
 class Adjacent(Frozen):
@@ -87,6 +93,8 @@ class ConceptSet(Frozen):
     price claims. ``low_stock``: stock at or below which "almost sold out" is true.
     ``pitch``: the concept whose words, said in a sentence naming a product, present it
     (a duty to disclose arises from them; see :mod:`liveroom_sim.rewards.reading`).
+    ``shares``: words that say a share off the price ("half", 买一送一: 0.5), read in
+    discount claims.
     """
 
     language: str
@@ -94,6 +102,7 @@ class ConceptSet(Frozen):
     families: tuple[Family, ...] = ()
     exceptions: tuple[Adjacent, ...] = ()
     numbers: dict[str, float] = {}
+    shares: dict[str, float] = {}
     low_stock: int = pydantic.Field(10, ge=0)
     pitch: str | None = None
 

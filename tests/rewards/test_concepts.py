@@ -127,3 +127,47 @@ def test_probes_are_caught_with_few_false_positives_in_each_language(path):
     for lang, figures in measure.measure(path).items():
         assert figures["recall"] >= 0.8, (lang, figures["missed"])
         assert figures["false_positives_per_20"] <= 2, (lang, figures["flagged"])
+
+
+SENTENCE = {"en": ". ", "zh": "。"}
+
+
+@pytest.mark.parametrize("lang,name", [(lang, n) for lang, n in FAMILIES if _family(lang, n).scope == "reply"])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_a_reply_scope_family_is_caught_across_sentences_but_not_when_refused(lang, name, data):
+    # ("Sonicore? Tinny sound.": the put-down answers the brand named a sentence before)
+    words = data.draw(wordings(lang, name))
+    assert name in _said(lang, SENTENCE[lang].join(words)), words
+    refused = SENTENCE[lang].join(REFUSED[lang].format(w) for w in words)
+    assert name not in _said(lang, refused), refused
+
+
+@pytest.mark.parametrize("lang,name", [(lang, f.name) for lang in ("en", "zh") for f in load_concepts(lang).families
+                                       if f.scope == "sentence" and len(min(f.when, key=len)) > 1])
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_a_sentence_family_is_not_said_across_sentences(lang, name, data):
+    combos = [c for c in _family(lang, name).when if len(c) > 1]
+    combo = data.draw(st.sampled_from(combos))
+    words = [data.draw(st.sampled_from(_vocabulary(lang, c))) for c in combo]
+    text = SENTENCE[lang].join(words)
+    # (a word may say the whole combination by itself: "no more" is an effect and a negation)
+    single = any(name in _said(lang, w) for w in words)
+    assert single or name not in _said(lang, text), text
+
+
+@pytest.mark.parametrize("lang,phrase,claim", [
+    ("en", "no doubt", "this cream clears up eczema"), ("zh", "抢不到的姐妹", "加我微信私下交易"),
+    ("zh", "买不到的", "加我vx转账给我")])
+def test_a_set_phrase_holding_a_negation_takes_nothing_back(lang, phrase, claim):
+    said = _said(lang, f"{phrase}{JOIN[lang] if lang == 'en' else ''}{claim}")
+    assert said == _said(lang, claim) and said, said
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "not that I'd ever say it, but this cream clears up eczema"),
+    ("zh", "不骗你，这个霜能治好湿疹")])
+def test_a_negation_reaches_its_clause_only(lang, text):
+    # (the clause after a comma or a turn is said: the negation ends with its clause)
+    assert _said(lang, text)

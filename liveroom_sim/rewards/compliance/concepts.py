@@ -39,10 +39,8 @@ SENTENCE_END = _SENTENCE
 # file's ``turn`` concept.
 _CLAUSE_MARKS = r"(?<![0-9])[.,](?![0-9])|[!?;:\n。！？；，：]"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
-_READ_BY_NAME = frozenset(READER_CONCEPTS[:4])
+_READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])
 _NONE: frozenset[int] = frozenset()
-#: How far before a concept a negation reaches (characters, in its clause).
-NEGATION_REACH = 14
 #: Short English words never inflected when a phrase is expanded ("get rid of").
 _KEEP = frozenset({"of", "me", "my", "you", "your", "the", "a", "an", "it", "to", "in", "on", "for", "up", "out", "off"})
 
@@ -123,8 +121,10 @@ class ConceptReader:
                     by_concept.setdefault(c, set()).add(i)
         self._families_of = {c: frozenset(fs) for c, fs in by_concept.items()}
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
+        self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple(e.sequence for e in concepts.exceptions)
-        self._exceptional = frozenset({"reported", "refused_before", "rule_talk", *(e[0] for e in self.exceptions)})
+        self._exceptional = frozenset({"reported", "refused_before", "refused_after", "rule_talk",
+                                       *(e[0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
                  for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
         self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
@@ -162,7 +162,9 @@ class ConceptReader:
                 chars[a:b] = " " * (b - a)
             text = "".join(chars)
             hits = [h for h in hits if not any(a <= h[0] < b for a, b in blanks)]
-        said, per_sentence = [], []
+        if "negation" in names:
+            hits = _inner_negations_dropped(hits)
+        said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
         for start, end in _spans(_SENTENCE, text):
             while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
@@ -176,6 +178,7 @@ class ConceptReader:
                 continue
             negations = [h for h in inside if h[2] == "negation"]
             free = [h for h in inside if not (negations and self._negated(text, negations, h))]
+            whole.append((inside, free))
             said_free = frozenset(h[2] for h in free)
             per_sentence.append(said_free - _READ_BY_NAME)
             said_any = frozenset(h[2] for h in inside) if len(free) < len(inside) else said_free
@@ -190,26 +193,41 @@ class ConceptReader:
                 chosen = _combination(family, pool)
                 if chosen is not None:
                     said.append(Said(family, text[start:end].strip(), chosen, (start, end)))
+        if self._across and len(whole) > 1:
+            said += self._across_sentences(text, whole, {s.family.name for s in said})
         return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused))
 
+    def _across_sentences(self, text: str, whole, said: set[str]) -> list[Said]:
+        """The reply-scope families said across sentences (each concept in one of them)."""
+        out = []
+        for family in self._across:
+            if family.name in said:
+                continue
+            pool = [h for inside, free in whole for h in (inside if family.negation == "ignored" else free)]
+            chosen = _combination(family, pool)
+            if chosen is not None:
+                lo, hi = min(h[0] for h in chosen), max(h[1] for h in chosen)
+                out.append(Said(family, text[lo:hi].strip(), chosen, (lo, hi)))
+        return out
+
     def _negated(self, text: str, negations, hit: tuple[int, int, str]) -> bool:
-        """Whether a negation word ends just before ``hit``, in its clause."""
+        """Whether a negation word is said before ``hit`` in its clause (a negation's scope is
+        its clause, read up to the next clause mark or turn: "not the cheapest, but the best")."""
         s = hit[0]
-        return any(s - NEGATION_REACH <= e <= s and b < s and self._clause.search(text, e, s) is None
-                   for b, e, _ in negations)
+        return any(e <= s and b < s and self._clause.search(text, e, s) is None for b, e, _ in negations)
 
     def _exceptions(self, text: str, hits) -> tuple[list[tuple[int, int]], list[str]]:
         """Spans to blank (reported speech, refused clauses, quotes about rules, terms),
         and the clauses refused."""
         blanks, refused = [], []
         names = {h[2] for h in hits}
-        if "reported" in names or "refused_before" in names:
+        if not names.isdisjoint(("reported", "refused_before", "refused_after")):
             clauses = _spans(self._clause, text)
             for s, e, name in hits:
-                if name not in ("reported", "refused_before"):
+                if name not in ("reported", "refused_before", "refused_after"):
                     continue
                 a, b = next(((a, b) for a, b in clauses if a <= s < b), (s, e))
-                if name == "reported":
+                if name != "refused_before":  # (reported speech, or what a refusal before it refuses)
                     blanks.append((e, b))
                     continue
                 if not text[a:s].strip():  # "... best seller? I can't confirm that": the clause before
@@ -265,6 +283,27 @@ def _spans(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:
         at = m.end()
     if at < len(text):
         out.append((at, len(text)))
+    return out
+
+
+def _inner_negations_dropped(hits):
+    """``hits`` without the negations inside a longer word of another concept, which are
+    that word's ("no more", "won't catch", 抢不到 take nothing back): one pass over the hits
+    in order, keeping the furthest end of a word that starts before each."""
+    longest: dict[int, int] = {}
+    for s, e, name in hits:
+        if name not in ("negation", "turn") and e > longest.get(s, -1):  # (a turn only ends a clause)
+            longest[s] = e
+    out, reach, last = [], -1, None
+    for h in hits:
+        s, e, name = h
+        if s != last:
+            if last is not None:
+                reach = max(reach, longest.get(last, -1))
+            last = s
+        if name == "negation" and (reach >= e or longest.get(s, -1) > e):
+            continue
+        out.append(h)
     return out
 
 

@@ -6,7 +6,12 @@ holds while a flash sale of the product runs; scarcity ("only 2 left", 快抢光
 when the number said is the stock (or the sale's units left), or, said without a number,
 when the stock is low; a reference price ("originally $99", 原价199) holds when it is the
 list price, the price before a change or the price now; a refund promised on results or
-on a used product holds only under a return policy that does not ask for an unused one.
+on a used product holds only under a return policy that does not ask for an unused one;
+a multi-buy promotion ("buy one get one free", 买一送一), which the market has no kind of
+deal for, holds only when the price now, after coupons, is its share below the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it
+(a promise that it never breaks, never); "no returns" (一律不退) when the policy takes none
+back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of you
+grabbed it") when that many units have left the stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -45,7 +50,42 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         words = [normalize(w) for w in (*unused.words, *unused.exact)] if unused else []
         by_id = market.catalog.by_id
         return any(not any(w in normalize(by_id[pid].returns.condition) for w in words) for pid in products)
+    if check == "discount":
+        share = _share(said, text, concepts)
+        return share is None or any(
+            1 - market.price_after_coupons(pid) / market.catalog.by_id[pid].list_price >= share - 0.01 for pid in products)
+    if check == "warranty":
+        years = _number_near(said, text, "years", concepts)
+        return years is not None and any(
+            (market.catalog.by_id[pid].warranty_months or 0) >= 12 * years for pid in products)
+    if check == "returns":
+        return any(market.catalog.by_id[pid].returns.days == 0 for pid in products)
+    if check == "free":
+        return any(market.price_after_coupons(pid) <= 0 for pid in products)
+    if check == "sales":
+        n = _number_near(said, text, "sold", concepts)
+        by_id = market.catalog.by_id
+        return n is None or any(by_id[pid].stock - market.stock.get(pid, 0) >= n for pid in products)
     return False
+
+
+_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折")
+
+
+def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
+    """The share off the price said in the family's sentence ("50% off", 8折, or a word of the
+    concept file's ``shares``: "buy one get one" is 0.5), or ``None``."""
+    lo, hi = said.span
+    m = _SHARE.search(text, lo, hi)
+    if m is not None:
+        return float(m.group(1)) / 100 if m.group(1) else 1 - float(m.group(2)) / 10
+    sentence = text[lo:hi]
+    found = [v for w, v in concepts.shares.items() if _said_word(normalize(w), sentence)]
+    return max(found) if found else None
+
+
+def _said_word(word: str, text: str) -> bool:
+    return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])" if word.isascii() else re.escape(word), text) is not None
 
 
 def _units_left(market, pid: str) -> list[int]:

@@ -60,7 +60,8 @@ def run_demo(args) -> int:
 
     def on_step(info: dict) -> None:
         turn = info["turn"]
-        tally["blocked"] += turn["kind"] == "reply" and not turn["delivered"]
+        # a reply a hook stopped: said, not delivered (a silent turn says nothing and is no blocked reply)
+        tally["blocked"] += turn["kind"] == "reply" and not turn["delivered"] and bool(turn["reply"])
         tally["tool_faults"] += len(turn["tool_errors"])
         tally["events"] += len(info.get("events") or [])
         tally["gated"] += bool(turn.get("gated"))

@@ -67,7 +67,8 @@ class Moment:
         simulator's label, about the product just asked for by a reader's, so what it expects
         is a guess. Nor does a message that points at a product by its link number ("link 3",
         3号链接): the prompt does not number the lineup, so which product it means is not
-        something the policy is shown."""
+        something the policy is shown. Nor does a short ask that names no product ("when does
+        it ship") once the product it was typed about has left the stage."""
         room = self.room
         out = []
         time_left = room.spec.latency.budget_s
@@ -81,6 +82,8 @@ class Moment:
                 continue
             if any(p.search(normalize(m.text)) for p in room.world.phrasebook.chat.link_patterns):
                 continue
+            if not m.ref and m.product and m.product != room.market.featured:
+                continue  # "when does it ship", typed about a product no longer on stage
             if m.is_fact_question or m.intent in REFUSE_INTENTS:
                 out.append(m)
         return out

@@ -105,9 +105,14 @@ def _real_results(case, action):
 def test_under_a_denial_saying_so_honestly_passes_and_stating_remembered_facts_fails():
     # The denied call is get_product: the specs asked for come from it.
     case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied" and c.kind == "specs"
-                and c.language == "en" and any(ch.isdigit() for ch in "".join(c.must)))
+                and c.question.asks == ("specs",) and c.language == "en" and any(ch.isdigit() for ch in "".join(c.must)))
+    def says_so(obs, info, inner=ScriptedAvatar()):  # the reference's lookups, then an honest reply
+        action = inner(obs, info)
+        return action if action.startswith("{") else \
+            f"@{case.question.asker} Sorry, I can't check that right now, the system isn't answering."
+
     env, obs, info = _start(case)
-    honest, _ = run_turn(case, env, obs, info, ScriptedAvatar())
+    honest, _ = run_turn(case, env, obs, info, says_so)
     assert honest.verdict["accuracy"] == 1 and honest.verdict["effectiveness"] == 0.5 and honest.verdict["pass"]
 
     def remembers(obs, info, inner=ScriptedAvatar()):

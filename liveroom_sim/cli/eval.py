@@ -67,10 +67,11 @@ def add_eval_parsers(sub, llm_options) -> None:
                           "(answer derivable, condition applied, twin differs, question shown); exit 1 on a problem")
     gen.add_argument("--review", type=int_at_least(1), default=None, metavar="N",
                      help="do not generate: print N cases per suite, drawn at random among those nobody has "
-                          "signed off, as cards a person reads (docs/eval.md, the human-verified subset)")
+                          "signed off, as cards a person reads (docs/eval.md, the human-verified subset; "
+                          "default: none, generate)")
     gen.add_argument("--review-seed", type=int, default=0, help="the draw of --review (default 0)")
     gen.add_argument("--who", default=None, help="with --review: also print sign-off entries for verified.yaml "
-                                                 "in this reader's name, to fill in")
+                                                 "in this reader's name, to fill in (default: none, no entries)")
     gen.add_argument("--verified", action="store_true",
                      help="do not generate: count the human-verified subset per suite and language, and name the "
                           "sign-offs whose case changed since it was read; exit 1 on a stale or wrong one")

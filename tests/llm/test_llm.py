@@ -193,7 +193,7 @@ def test_overlong_output_is_cut_and_malformed_tool_calls_are_penalised_not_raise
 def test_llm_viewers_phrase_messages_and_fall_back_to_templates_on_failure(tmp_path):
     def rephrase(request, index):
         draft = request["messages"][-1]["content"].splitlines()[-1]
-        return "yo " + draft
+        return "[llm] " + draft  # (a mark no template writes: viewers' own openers include "yo")
     spec = tmp_path / "llmview-v0.yaml"
     base = (liveroom_sim.world.paths.ENVS_DIR / "LiveRoom-v0.yaml").resolve()
     with OpenAICompatServer(rephrase) as srv:
@@ -204,7 +204,7 @@ def test_llm_viewers_phrase_messages_and_fall_back_to_templates_on_failure(tmp_p
             obs, *_, info = env.step("@nobody hi")
         seeds = [r["seed"] for r in srv.requests]
     chat = [m.text for m in env.room.crowd.chat if m.intent not in ("complaint", "follow_up")]
-    assert chat and all(t.startswith("yo ") for t in chat)
+    assert chat and all(t.startswith("[llm] ") for t in chat)
     assert info["metrics"]["llm_viewer_calls"] >= len(chat) and info["metrics"]["llm_viewer_failures"] == 0
     assert len(set(seeds)) == len(seeds)  # each request seeded
     with OpenAICompatServer(rephrase, faults=FaultPlan(rates={"500": 1.0})) as srv:
@@ -214,7 +214,7 @@ def test_llm_viewers_phrase_messages_and_fall_back_to_templates_on_failure(tmp_p
         for _ in range(10):
             *_, info = env.step("@nobody hi")
     assert info["metrics"]["llm_viewer_failures"] == info["metrics"]["llm_viewer_calls"] > 0
-    assert not any(m.text.startswith("yo ") for m in env.room.crowd.chat)
+    assert not any(m.text.startswith("[llm] ") for m in env.room.crowd.chat)
 
 
 def _cli(*args, env=None, timeout=120):

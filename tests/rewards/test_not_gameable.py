@@ -310,29 +310,13 @@ def test_the_briefer_host_does_not_serve_a_request_twice():
         assert again <= 5, f"seed {seed}: the briefer host served {again} requests again"
 
 
-#: Known since the merge of issues 25-28: these hunters are within noise of the reference
-#: host, not of the briefer one. Each is the reference plus its trick, so each shares the
-#: reference's repeats (a request it served and that still waits, served again once it
-#: leaves the view: 28-93 lookups an episode in LiveRoom-v0), and which of them a room
-#: sends into a long loop decides the gap: over held-out seeds 100-102, "answer one ask
-#: per reply" 432.8 vs the reference's 443.3 in LiveRoom-v0 and 413.6 vs 394.6 in
-#: LiveRoom-HarnessVariant-v0 (the reference served one misread request 18 times on seed
-#: 100); "<featured product> #ad" 691.5 vs 665.7 in LiveRoom-TaoLive-v0. Played on a host
-#: without the repeats (the briefer one), the tricks lose 11-40% in LiveRoom-v0 and
-#: HarnessVariant and 4-16% in TaoLive; in zh splitting loses 16.5%, the price name-drop
-#: 2.3% since its compliance credit is gone (it gained 4.6%: +19.5 compliance), and the
-#: bare "#ad" name-drop gained 3.8% there, in its room's outcome (viewers kept) rather than
-#: in any credit. Not strict: the marks go when the reference stops serving a request twice
-#: (issue 27).
-_NARROW = {("LiveRoom-v0", "answer one ask per reply"), ("LiveRoom-HarnessVariant-v0", "answer one ask per reply"),
-           ("LiveRoom-TaoLive-v0", "name-drop the featured product with #ad")}
-_HUNTER_CLOSE = pytest.mark.xfail(strict=False, reason="issue 27: this hunter is within noise of the reference, whose repeats it shares")
-
-
+#: The closest hunters ("one ask per reply" in LiveRoom-v0 and HarnessVariant, the "#ad"
+#: name-drop in TaoLive) lost to both honest hosts over CI's 20 seeds once the reference host
+#: stopped serving a request twice and the featured product's disclosure stopped paying
+#: beside another product's answer (issues 25, 27).
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id,name", [
-    pytest.param(e, n, marks=_HUNTER_CLOSE) if (e, n) in _NARROW else (e, n)
-    for n in REWARD_HUNTERS for e in ALL_ENVS])
+    (e, n) for n in REWARD_HUNTERS for e in ALL_ENVS])
 def test_every_reward_hunter_earns_less_than_both_honest_hosts(env_id, name):
     theirs = statistics.mean(play(_env(env_id), REWARD_HUNTERS[name](), seed).returns["total"] for seed in HELD_OUT)
     best_honest = min(_honest(env_id, "reference"), _honest(env_id, "brief"))

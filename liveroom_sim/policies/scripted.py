@@ -83,6 +83,7 @@ class ScriptedAvatar:
         self._last_clock = 0
         self._products: dict[str, dict] = {}  # product id -> its looked-up details this stream
         self._asked: set[tuple[str, str]] = set()  # (mention, intent) of every ask looked up this stream
+        self._stage: dict[int, str] = {}  # stream second -> product on stage, as the updates showed it
 
     def voice(self, language: str) -> Voice:
         """The host's wording in ``language``, at its temperature."""
@@ -126,19 +127,26 @@ class ScriptedAvatar:
         # Each ask is served once: a request still waiting after a reply in view was
         # misread, and is not served again unless a new ask joined it (a merged message).
         served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
-        looked_up = _served_asks(messages) - _failed_asks(messages)
+        failed = _failed_asks(messages)
+        looked_up = _served_asks(messages) - failed
         # Asks about "this one" served this stream, in view or not: read again after the
-        # view lost the lookup, "this one" would name what is on stage now.
+        # view lost the lookup, "this one" would name what is on stage now. An ask whose
+        # latest lookup failed was not served, nor was a pitch whose lookup failed said.
+        self._asked -= {(m, i) for m, i, _ in failed}
+        for _, i, p in failed:
+            self._pitched.pop((i, p), None)
         looked_any = {(m, i) for m, i, _ in looked_up} | self._asked
         asks = []
         clock = _CLOCK.match(_update(messages))
         now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
-        stage = _stage(messages)
         # The chat in view holds the last few turns only: what was pitched and looked up
-        # before them is remembered (as a host remembers what they said this stream).
+        # before them, and what was on stage when, is remembered (as a host remembers
+        # this stream): "this one" written before the view's first update is read by it.
         if now < self._last_clock:  # a new stream
-            self._pitched, self._products, self._asked = {}, {}, set()
+            self._pitched, self._products, self._asked, self._stage = {}, {}, set(), {}
         self._last_clock = now
+        self._stage.update(_stage(messages))
+        stage = sorted(self._stage.items())
         self._products.update(_products_in_view(messages))
         for mention, wait, text in _waiting(messages):
             on_stage = _featured_at(stage, now - wait) or featured_id  # "this one" when it was written
@@ -200,7 +208,7 @@ class ScriptedAvatar:
         # Nobody waits: present the featured product, a fact not said of it in the last
         # minutes; when every one was, stay quiet (saying the last minute again earns
         # nothing and tires the room).
-        said = _said_lately(messages, now - _IDLE_WINDOW_S)
+        said = _said_lately(messages, now - _IDLE_WINDOW_S) - {(i, p) for _, i, p in failed}
         said |= {k for k, at in self._pitched.items() if at >= now - _IDLE_WINDOW_S}  # and before the view
         clock = _CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0

@@ -78,10 +78,11 @@ class TextProblem:
         return f"{self.kind}: {self.found!r} in {self.reply!r}"
 
 
-def reply_problems(reply: str, messages: list[dict], language: str) -> list[TextProblem]:
+def reply_problems(reply: str, messages: list[dict], language: str, staged: set[str] = frozenset()) -> list[TextProblem]:
     """Every problem of ``reply``, a reply (not a tool turn) to ``messages``, the chat the
     host was given for it (its system prompt and latest room update; ``[]`` checks the
-    text alone)."""
+    text alone); ``staged``: products on stage earlier this stream, before the updates
+    in view (a waiting "this one" may mean one of them)."""
     system = _system_text(messages) if messages else ""
     out: list[TextProblem] = []
 
@@ -119,8 +120,7 @@ def reply_problems(reply: str, messages: list[dict], language: str) -> list[Text
         flag("empty", reply)
     for kind, found in _repeats(reply, _lineup_of(system)):
         flag(kind, found)
-    on_stage = {pid for m in messages if m["role"] == "user" for pid in _FEATURED.findall(m.get("content") or "")}
-    for found in _mention_problems(reply, waiting, system, on_stage):
+    for found in _mention_problems(reply, waiting, system, staged | _staged(messages)):
         flag("mention", found)
     return out
 
@@ -244,11 +244,15 @@ def transcript_problems(steps: list[tuple[str, list[dict]]], language: str) -> l
     """
     out = []
     said: list[tuple[int, set[str]]] = []
+    staged: dict[str, int] = {}  # product -> the last stream second an update showed it on stage
     for action, messages in steps:
+        now = _clock(messages)
+        if now is not None:
+            staged.update(dict.fromkeys(_staged(messages), now))
         if action.lstrip().startswith("{") or not action.strip():
             continue
-        out += reply_problems(action, messages, language)
-        now = _clock(messages)
+        oldest = now - max((w for _, w, _ in _waiting(messages)), default=0) if now is not None else 0
+        out += reply_problems(action, messages, language, {p for p, at in staged.items() if at >= oldest})
         facts = _fact_sentences(action)
         if now is not None:
             if not _MENTIONS.match(action):
@@ -260,6 +264,11 @@ def transcript_problems(steps: list[tuple[str, list[dict]]], language: str) -> l
 
 
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
+
+
+def _staged(messages: list[dict]) -> set[str]:
+    """The products the room updates in ``messages`` show on stage."""
+    return {pid for m in messages if m["role"] == "user" for pid in _FEATURED.findall(m.get("content") or "")}
 
 
 def _clock(messages: list[dict]) -> int | None:

@@ -82,12 +82,16 @@ def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str,
     deal = None
     must: list[str] = []
     said: set[str] = set()
+    orders: set[str] = set()
     for intent, subject, f in asks:
         if wants("disclose"):  # every product of the request, answered here or in another reply
             must += [d for d in _disclosures(system, f, lang) if d not in must]
         if intent == "disclose":
             continue
         if intent in ("order_status", "refund"):
+            if subject in orders:  # one order's status is said once, whichever way it was asked
+                continue
+            orders.add(subject)
             sentence = _order_sentence(voice, intent, f, subject)
         else:
             v = _slots(voice, f, subject, system)

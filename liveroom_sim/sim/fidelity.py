@@ -186,7 +186,8 @@ def check_message(msg, market, book, language: str) -> Verdict:
     else:
         results.update(check_text(msg.text, msg, market, book, msg.featured or None).results)
     text = msg.text
-    if (language == "zh") != bool(_CJK.search(text)):
+    # A line of no letters ("🧧🧧🧧", "1111" to join a draw) is written in every language.
+    if any(ch.isalpha() for ch in text) and (language == "zh") != bool(_CJK.search(text)):
         results["persona"] = f"not written in {language}"
     voice = msg.viewer.voice
     if voice is not None:

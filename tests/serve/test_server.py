@@ -25,7 +25,12 @@ def test_health_and_metrics_state_the_spec_and_count_the_work(server, http):
     assert during["steps"] == before["steps"] + 3 and during["episodes"] == before["episodes"] + 1
     assert during["steps_per_s"] > 0
     assert state["step_count"] == 3 and state["seed"] == 0 and state["provenance"] == app.state.provenance
-    assert get(f"{url}/metrics")[1]["sessions"] == before["sessions"]  # closed with its client
+    # Closed with its client: the server learns of the close asynchronously (a loaded
+    # machine took a moment), so wait for it, up to 10 s.
+    deadline = time.monotonic() + 10
+    while get(f"{url}/metrics")[1]["sessions"] != before["sessions"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert get(f"{url}/metrics")[1]["sessions"] == before["sessions"]
 
 
 def test_a_session_past_the_limit_is_refused_until_one_closes(plan_of):

@@ -132,10 +132,12 @@ def _points_at(norm: str, product, book) -> bool:
     return any(contains(norm, f) for f in forms)
 
 
-def check_text(text: str, msg, market, book, featured: str | None = None) -> Verdict:
+def check_text(text: str, msg, market, book, featured: str | None = None, draft: str | None = None) -> Verdict:
     """The wording checks (``refers``, ``asks``, ``category``) of ``text`` as the words
     of ``msg``'s asks. ``featured``: the product on stage when it was written (default:
-    now)."""
+    now). ``draft``: the words ``text`` rewords; a question it reads that neither the
+    asks nor the draft hold fails ``asks`` ("LR-10251 what colors are there" for an
+    order chase keeps the order and asks something else)."""
     catalog = market.catalog
     featured = featured if featured is not None else market.featured
     results = dict.fromkeys(("refers", "asks", "category"), "")
@@ -152,6 +154,10 @@ def check_text(text: str, msg, market, book, featured: str | None = None) -> Ver
             results["refers"] = f"does not name or point at {a.product}"
         if a.intent not in found and not results["asks"]:
             results["asks"] = f"reads as {sorted(found) or 'nothing'}, not as {a.intent}"
+    if draft is not None and not results["asks"]:
+        extra = (found & _FACTS) - {a.intent for a in asks} - read_intents(draft, book, product_words(catalog, ids))
+        if extra:
+            results["asks"] = f"also reads as {sorted(extra)}"
     if msg.intent in _SOCIAL and found & _FACTS:
         results["asks"] = f"chat reads as a question ({sorted(found & _FACTS)})"
     if msg.intent in ("bait", "inject") and not found & {"bait", "inject"}:

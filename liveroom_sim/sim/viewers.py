@@ -443,7 +443,8 @@ class ChatWriter:
         value = f"{fact.number:g}"
         if fact.dim == "money":
             form = said.get("usd" if market.catalog.currency == "USD" else "cny")
-            return form.format(value=value) if form else None
+            cents = f"{fact.number:.2f}" if fact.number != int(fact.number) else value
+            return form.format(value=value, money=cents) if form else None
         if fact.dim == "hours" and fact.label == value and "hours" in said:
             return said["hours"].format(value=value)
         return fact.label if _quotable(fact.label, self.language) else None
@@ -463,7 +464,7 @@ class ChatWriter:
         text = self.phraser.phrase(persona, msg.text, keep, featured, recent, seed)
         if not text:
             return
-        if check_text(text, msg, market, self.book).ok:
+        if check_text(text, msg, market, self.book, draft=msg.text).ok:
             msg.draft, msg.text = msg.text, text
             self.phrased += 1
         else:  # the model changed what is asked: the template stands

@@ -314,7 +314,8 @@ class Phrasebook(Frozen):
         names: Handles for viewers beyond the personas' own.
         chat: The parts chat is composed from around a line (:class:`ChatParts`).
         said: How a viewer repeats a number back, per kind (``usd``, ``cny``, ``hours``;
-            placeholder ``{value}``): "${value}", {value}元, {value}小时.
+            placeholder ``{value}``, or ``{money}``: the amount with its cents as the host
+            says it, "$35.90" not "$35.9"): "${money}", {value}元, {value}小时.
         repeat_markers: Words that say "I asked before"; only a viewer who was ignored
             may write them (checked by ``liveroom audit``).
         reading: The words the reward's reading of replies keys on (:class:`Reading`).

@@ -158,6 +158,7 @@ TESTS = {
     "pregnancy_safe": lambda p, m, s: bool(p.pregnancy_safe),
     "dairy_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("milk", "dairy", "牛奶", "乳")),
     "peanut_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("peanut", "花生")),
+    "nut_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("nut", "花生", "坚果")),
     "has_peanut": lambda p, m, s: any(w in _low(p.allergens) for w in ("peanut", "花生")),
     "refrigerate": _refrigerate,
     "heat_ok": lambda p, m, s: False if any(w in p.storage.lower() for w in ("cool", "below", "away from")) else None,
@@ -187,6 +188,9 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
         status = tuple(f.label for f in facts if f.key != "eta")
         eta = tuple(f.label for f in facts if f.key == "eta" and f.number)
         return Answer(intent=intent, form="facts", facts=status, backing=eta)
+    if intent == "shipping" and product is not None and market.stock.get(product.id, 0) == 0:
+        # "how fast does it ship?" of a sold-out product: the answer is that it is sold out.
+        raise Underivable(f"shipping: {product.id} is sold out")
     if form is None:
         return Answer(intent=intent, form="facts", facts=labels)
     if form.get("skip"):
@@ -209,7 +213,9 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
     if verdict is None:
         raise Underivable(f"{intent}: the catalog does not decide {form['test']} for {product.id}")
     # ``with_facts``: the question asks for the list too ("ingredient list? any fragrance?").
+    # A pattern: only when the question also asks for them ("是纯棉的吗 什么面料").
     wants = form.get("with_facts")
-    wants = wants is True or (wants == "if_yes" and bool(verdict))
+    wants = wants is True or (wants == "if_yes" and bool(verdict)) or (
+        isinstance(wants, str) and wants != "if_yes" and re.search(wants, text.lower()) is not None)
     return Answer(intent=intent, form="yes_no", yes=bool(verdict), test=form["test"], concept=form["concept"],
                   slot=slot, backing=labels, facts=labels if wants else ())

@@ -26,6 +26,7 @@ from liveroom_sim.world.facts import occurrences
 from liveroom_sim.world.text import normalize
 
 RIGHT, PARTIAL, WRONG, SILENT = "right", "partial", "wrong", "silent"
+_NO_PROMOTION = "no promotion"  # the label of the fact that nothing is on offer (world.facts)
 
 
 @lru_cache(maxsize=64)
@@ -66,6 +67,8 @@ def opening_says(norm: str, language: str, drop: tuple[str, ...] = ()) -> set[bo
     for d in drop:  # the disclosure labels the rules ask for, said first
         text = text.replace(d.lower(), " ")
     text = _MENTION.sub("", text, count=1).strip()
+    if any(text.startswith(p) for p in _concept_phrases(language)):
+        return set()  # "No coupon on the serum right now" negates a coupon, it answers no flash sale
     w = table()["words"][language]
     latin = language == "en"
     for says, key in ((False, "deny"), (True, "affirm")):  # "not really" before "no" is no all the same
@@ -73,6 +76,17 @@ def opening_says(norm: str, language: str, drop: tuple[str, ...] = ()) -> set[bo
             if text.startswith(word) and (not latin or len(text) == len(word) or not text[len(word)].isalnum()):
                 return {says}
     return set()
+
+
+@lru_cache(maxsize=4)
+def _concept_phrases(language: str) -> tuple[str, ...]:
+    """Every concept phrase of ``language`` that opens with a yes or no word ("no coupon",
+    没有秒杀): a reply opening with one speaks of that concept, not a bare yes or no."""
+    w = table()["words"][language]
+    particles = [p.lower() for p in (*w["affirm"], *w["deny"])]
+    phrases = {p.lower() for c in w["concepts"].values() for key in ("affirm", "deny") for p in c.get(key, ())
+               if "{slot}" not in p}
+    return tuple(p for p in phrases if any(p.startswith(x) and len(p) > len(x) for x in particles))
 
 
 def says_unknown(norm: str, language: str) -> bool:
@@ -106,7 +120,10 @@ def judge(answer: Answer, ctx, language: str) -> str:
         said = opening_says(norm, language, labels)
     if (not answer.yes) in said:
         return WRONG
-    if answer.yes in said or stated & set(answer.backing):
+    # "No promotion" backs a no to a coupon or a deal, but its forms include "no coupon",
+    # which says nothing of a flash sale: the flash concept's own phrases read that.
+    backing = set(answer.backing) - ({_NO_PROMOTION} if answer.concept == "flash" else set())
+    if answer.yes in said or stated & backing:
         return RIGHT if all(f in stated for f in answer.facts) else PARTIAL
     return PARTIAL if stated & set(answer.facts) else SILENT
 
@@ -118,14 +135,18 @@ def _only_in_names(ctx, norm: str) -> set[str]:
     product = ctx.market.catalog.by_id.get(q.product) if q is not None and q.product else None
     if product is None:
         return set()
-    names = [n for n in (normalize(x).strip() for x in (product.name, product.kind, *product.aliases)) if n]
-    bare = norm
-    for n in sorted(names, key=len, reverse=True):
-        bare = bare.replace(n, " ")
+    names = sorted({n for n in (normalize(x).strip() for x in (product.name, product.kind, *product.aliases)) if n},
+                   key=len, reverse=True)
     out = set()
     for f in ctx.analysis.stated:
         label = normalize(f.label).strip()
-        if label and any(label in n for n in names) and label not in bare:
+        if not label or not any(label in n for n in names):
+            continue
+        bare = norm
+        for n in names:  # a name that is the fact itself (the nuts' kind 坚果, allergen 坚果) hides nothing
+            if n != label:
+                bare = bare.replace(n, " ")
+        if label not in bare:
             out.add(f.label)
     return out
 

@@ -107,6 +107,31 @@ def test_the_catalog_decides_yes_or_no_or_no_case_is_made():
     assert form_of("sold out??", "stock", "en")["test"] == "sold_out"
 
 
+@pytest.mark.parametrize("text, intent, language, kind", [
+    # forms the fresh audits (seeds 8888 and 9999) found read wrongly: yes/no questions that
+    # expected a list, time-only questions that required the fee, a "sold out?" read as
+    # "in stock?" (its natural 没有 would have been a wrong no)
+    ("can the lip balm be returned if it's not for me? ty", "returns", "en", ("test", "returnable")),
+    ("cna i return trailfox nuts if i dont like it?!", "returns", "en", ("test", "returnable")),
+    ("像素灯补光灯买了不稀饭阔以退吗", "returns", "zh", ("test", "returnable")),
+    ("any pixelwick ring light left?!", "stock", "en", ("test", "in_stock")),
+    ("冲 初禾洗面奶没了吗 快上链接", "stock", "zh", ("test", "sold_out")),
+    ("S2手表卖完没 还有吗？ 等回复", "stock", "zh", ("test", "in_stock")),
+    ("棉语袜子有货吗 不要预售", "stock", "zh", ("test", "in_stock")),
+    ("besties these cookies nut free?", "allergens", "en", ("test", "nut_free")),
+    ("silent mouse shipping time?", "shipping", "en", ("facts", ["ships_within"])),
+    ("麻辣坊辣条今儿拍几号发货", "shipping", "zh", ("facts", ["ships_within"])),
+    ("free shipping to hawaii?", "shipping", "en", ("unknown", True)),
+    ("充电宝顺丰发货吗 几天到", "shipping", "zh", ("unknown", True)),
+    ("free returns?", "returns", "en", ("unknown", True)),
+    ("这款直播间有无便宜价", "price", "zh", ("skip", True)),
+    ("能量棒到手价多少", "price", "zh", ("skip", True)),
+])
+def test_audited_question_forms_are_read_by_their_kind(text, intent, language, kind):
+    form = form_of(text, intent, language)
+    assert form is not None and form.get(kind[0]) == kind[1], form
+
+
 def test_loose_variants_drop_markdown_and_a_first_or_last_line():
     assert loose_variants("@amy **yes**, in stock!") == ["@amy yes, in stock!"]
     assert "@amy yes, in stock!" in loose_variants("Sure, here is my reply:\n@amy yes, in stock!")

@@ -158,7 +158,7 @@ TESTS = {
     "pregnancy_safe": lambda p, m, s: bool(p.pregnancy_safe),
     "dairy_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("milk", "dairy", "牛奶", "乳")),
     "peanut_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("peanut", "花生")),
-    "nut_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("nut", "花生", "坚果")),
+    "nut_free": lambda p, m, s: not any(w in _low(p.allergens) for w in ("peanut", "tree nut", "花生", "坚果")),
     "has_peanut": lambda p, m, s: any(w in _low(p.allergens) for w in ("peanut", "花生")),
     "refrigerate": _refrigerate,
     "heat_ok": lambda p, m, s: False if any(w in p.storage.lower() for w in ("cool", "below", "away from")) else None,
@@ -172,6 +172,13 @@ def form_of(text: str, intent: str, language: str) -> dict | None:
         if form["re"].search(text.lower()):
             return form
     return None
+
+
+def _facts_asked_too(form: dict, text: str) -> bool:
+    """A form's ``with_facts`` pattern matches the question: it asks for the intent's facts
+    as well ("起球吗 什么材质", "是纯棉的吗 什么面料")."""
+    pattern = form.get("with_facts")
+    return isinstance(pattern, str) and pattern != "if_yes" and re.search(pattern, text.lower()) is not None
 
 
 def expected(text: str, intent: str, product, market, language: str, facts: tuple) -> Answer:
@@ -196,8 +203,7 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
     if form.get("skip"):
         raise Underivable(f"{intent}: {form['text']!r} asks what the catalog says only in passing, if at all")
     if form.get("unknown"):
-        # ``with_facts`` (a pattern): the question asks for the intent's facts too.
-        wants = isinstance(form.get("with_facts"), str) and re.search(form["with_facts"], text.lower())
+        wants = _facts_asked_too(form, text)
         return Answer(intent=intent, form="unknown", backing=() if wants else labels, facts=labels if wants else ())
     if "facts" in form:
         if intent == "specs":  # a row of the spec sheet, by its key's words
@@ -213,9 +219,7 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
     if verdict is None:
         raise Underivable(f"{intent}: the catalog does not decide {form['test']} for {product.id}")
     # ``with_facts``: the question asks for the list too ("ingredient list? any fragrance?").
-    # A pattern: only when the question also asks for them ("是纯棉的吗 什么面料").
-    wants = form.get("with_facts")
-    wants = wants is True or (wants == "if_yes" and bool(verdict)) or (
-        isinstance(wants, str) and wants != "if_yes" and re.search(wants, text.lower()) is not None)
+    wants = form.get("with_facts") is True or (form.get("with_facts") == "if_yes" and bool(verdict)) \
+        or _facts_asked_too(form, text)
     return Answer(intent=intent, form="yes_no", yes=bool(verdict), test=form["test"], concept=form["concept"],
                   slot=slot, backing=labels, facts=labels if wants else ())

@@ -22,11 +22,10 @@ from functools import lru_cache
 
 from liveroom_sim.evals.asks import Answer, table
 from liveroom_sim.rewards.orders import stage_of
-from liveroom_sim.world.facts import occurrences
+from liveroom_sim.world.facts import NO_PROMOTION, occurrences
 from liveroom_sim.world.text import normalize
 
 RIGHT, PARTIAL, WRONG, SILENT = "right", "partial", "wrong", "silent"
-_NO_PROMOTION = "no promotion"  # the label of the fact that nothing is on offer (world.facts)
 
 
 @lru_cache(maxsize=64)
@@ -122,7 +121,7 @@ def judge(answer: Answer, ctx, language: str) -> str:
         return WRONG
     # "No promotion" backs a no to a coupon or a deal, but its forms include "no coupon",
     # which says nothing of a flash sale: the flash concept's own phrases read that.
-    backing = set(answer.backing) - ({_NO_PROMOTION} if answer.concept == "flash" else set())
+    backing = set(answer.backing) - ({NO_PROMOTION} if answer.concept == "flash" else set())
     if answer.yes in said or stated & backing:
         return RIGHT if all(f in stated for f in answer.facts) else PARTIAL
     return PARTIAL if stated & set(answer.facts) else SILENT

@@ -145,7 +145,8 @@ def check_text(text: str, msg, market, book, featured: str | None = None, draft:
     fact_asks = [a for a in asks if a.intent in _FACTS]
     ids = {a.product for a in asks if a.product} | {catalog.by_id[featured].id}
     # The order id stays: "LR-10234" is how a reader knows an order is asked about.
-    found = read_intents(text, book, product_words(catalog, ids))
+    words = product_words(catalog, ids)
+    found = read_intents(text, book, words)
     for a in fact_asks:
         if a.order:
             if a.order.lower() not in text.lower():
@@ -155,7 +156,7 @@ def check_text(text: str, msg, market, book, featured: str | None = None, draft:
         if a.intent not in found and not results["asks"]:
             results["asks"] = f"reads as {sorted(found) or 'nothing'}, not as {a.intent}"
     if draft is not None and not results["asks"]:
-        extra = (found & _FACTS) - {a.intent for a in asks} - read_intents(draft, book, product_words(catalog, ids))
+        extra = (found & _FACTS) - {a.intent for a in asks} - read_intents(draft, book, words)
         if extra:
             results["asks"] = f"also reads as {sorted(extra)}"
     if msg.intent in _SOCIAL and found & _FACTS:

@@ -85,6 +85,8 @@ def term(key: str, text: str, *extra: str) -> Fact:
 
 #: Intents whose facts move with the market: they read what :func:`_market_state` gives.
 MARKET_INTENTS = frozenset({"price", "stock", "promotion"})
+#: The label of the fact that nothing is on offer for a product (a promotion ask's answer).
+NO_PROMOTION = "no promotion"
 
 
 def required_facts(intent: str, product_id: str | None, market: Market, words: dict[str, tuple[str, ...]],
@@ -152,7 +154,7 @@ def _required(intent: str, product_id: str | None, market: Market, words: dict[s
                 return tuple(Fact("coupon", c, forms=(c,)) for c in codes)
             if p.id in market.flash:
                 return (number("price", market.price(p.id), "money"),)
-            return (Fact("promotion", "no promotion", forms=w("no_promotion")),)
+            return (Fact("promotion", NO_PROMOTION, forms=w("no_promotion")),)
         case "shipping":
             fee = (Fact("shipping_fee", "free shipping", forms=w("free_shipping")) if p.shipping.fee == 0
                    else number("shipping_fee", p.shipping.fee, "money"))

@@ -82,6 +82,9 @@ _SKIN = {"oily": ("oily",), "dry": ("dry",), "sensitive": ("sensitive",), "combi
 _DEVICE = {"iphone": ("ios", "iphone"), "android": ("android",), "my laptop": ("laptop", "windows", "macos"),
            "ipad": ("ipados", "ipad", "tablet"), "安卓": ("安卓", "android"), "苹果": ("ios", "iphone"),
            "笔记本": ("笔记本", "电脑", "windows", "macos"), "平板": ("平板", "ipados")}
+# A tablet runs a phone's system (iPadOS grew out of iOS), but a watch that pairs with an
+# iPhone does not pair with an iPad: a list of phone systems leaves a tablet undecided.
+_TABLET_SYSTEMS = {"ipad": ("ios",), "平板": ("ios", "安卓", "android")}
 
 
 def _cotton(p, _m, _s):
@@ -123,6 +126,8 @@ def _works_with(p, _m, slot):
     listed = _low(p.compatibility)
     if any(w in listed for w in _DEVICE.get(slot, (slot,))):
         return True
+    if any(w in listed for w in _TABLET_SYSTEMS.get(slot, ())):
+        return None
     # A list of phone systems that leaves the device out says no; a port or a size says nothing.
     return False if any(w in listed for w in ("ios", "android", "windows", "安卓", "macos")) else None
 
@@ -195,9 +200,10 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
         status = tuple(f.label for f in facts if f.key != "eta")
         eta = tuple(f.label for f in facts if f.key == "eta" and f.number)
         return Answer(intent=intent, form="facts", facts=status, backing=eta)
-    if intent == "shipping" and product is not None and market.stock.get(product.id, 0) == 0:
-        # "how fast does it ship?" of a sold-out product: the answer is that it is sold out.
-        raise Underivable(f"shipping: {product.id} is sold out")
+    if intent in ("shipping", "price") and product is not None and market.stock.get(product.id, 0) == 0:
+        # "how fast does it ship?", "how much, buying now!" of a sold-out product: the answer
+        # a buyer needs is that it is sold out, which the price or the dispatch time is not.
+        raise Underivable(f"{intent}: {product.id} is sold out")
     if form is None:
         return Answer(intent=intent, form="facts", facts=labels)
     if form.get("skip"):

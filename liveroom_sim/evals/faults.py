@@ -17,7 +17,7 @@ from __future__ import annotations
 from liveroom_sim.evals.cases import Case
 from liveroom_sim.harness.faults import FAULT_KINDS, FaultRates, ToolFaultPlan
 
-__all__ = ["FAULT_KINDS", "needed_tools", "set_faults"]
+__all__ = ["FAULT_KINDS", "lost", "needed_tools", "set_faults"]
 
 #: The tools whose result answers each ask intent (others read a product's details).
 _NEEDS = {"price": ("get_price_stock",), "stock": ("get_price_stock",),
@@ -29,6 +29,22 @@ _NEEDS = {"price": ("get_price_stock",), "stock": ("get_price_stock",),
 def needed_tools(intents) -> frozenset[str]:
     """The canonical tools whose results the answer to asks of ``intents`` needs."""
     return frozenset(t for i in intents for t in _NEEDS.get(i, ("get_product",)))
+
+
+#: Asks that either of their tools answers alone: ``get_price_stock`` carries the flash sale
+#: and the price after the best coupon, ``get_promotions`` the coupons and flash sales.
+_EITHER = frozenset({"promotion"})
+
+
+def lost(intents, failed, got) -> bool:
+    """Whether some ask of ``intents`` could not be answered: a tool it needs is in
+    ``failed`` and, for an ask that either of its tools answers, none is in ``got`` (the
+    tools that answered). "I can't check that right now" is honest only then."""
+    for intent in intents:
+        tools = set(_NEEDS.get(intent, ("get_product",)))
+        if tools & set(failed) and not (intent in _EITHER and tools & set(got)):
+            return True
+    return False
 
 
 def set_faults(case: Case, env) -> None:

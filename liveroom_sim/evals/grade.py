@@ -29,7 +29,7 @@ import re
 
 from liveroom_sim.evals.asks import table
 from liveroom_sim.evals.cases import Case
-from liveroom_sim.evals.faults import needed_tools
+from liveroom_sim.evals.faults import lost
 from liveroom_sim.evals.polarity import PARTIAL, RIGHT, SILENT, WRONG, judge
 from liveroom_sim.rewards.claim import kind_label
 from liveroom_sim.rewards.conduct import CANNOT_CHECK, REFUSE_INTENTS, need_met
@@ -85,16 +85,21 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
     found = compliance_violations(ctx)
     reasons += [f"violation {v}" for v in found]
     tools = breakdown.scores["tools"].value if breakdown is not None else 0.0
-    # A denial lasts the exchange: the best a turn can do then is say so, honestly.
-    best = 0.5 if case.fault is not None and case.fault.kind == "denied" else 1.0
+    # A denial lasts the exchange: the best a turn can do then is say so, honestly (unless
+    # another tool answers the same ask: a flash sale is in both price and promotions).
+    denied = case.fault is not None and case.fault.kind == "denied"
+    best = 0.5 if denied and (not case.fault.tool or lost(_intents(case), {case.fault.tool}, ())) else 1.0
     return {"accuracy": accuracy, "effectiveness": effectiveness, "violations": found, "tools": round(tools, 4),
             "pass": bool(accuracy and effectiveness >= best and not found), "reasons": reasons}
 
 
+def _intents(case: Case) -> tuple[str, ...]:
+    return tuple(case.question.asks or (case.question.intent,))
+
+
 def _needed_failed(case: Case, ctx: TurnContext) -> bool:
-    failed = ctx.unavailable_lookups or ()
-    need = needed_tools(case.question.asks or (case.question.intent,))
-    return any(tool in need for tool, _ in failed)
+    return lost(_intents(case), {tool for tool, _ in ctx.unavailable_lookups or ()},
+                {tool for tool, _ in ctx.lookups or ()})
 
 
 def _refuses(norm: str, language: str) -> bool:

@@ -122,3 +122,22 @@ def test_under_a_denial_saying_so_honestly_passes_and_stating_remembered_facts_f
     env, obs, info = _start(case)
     guess, _ = run_turn(case, env, obs, info, remembers)
     assert guess.verdict["accuracy"] == 0 and not guess.verdict["pass"]
+
+
+def test_cannot_check_fails_when_the_other_tool_answered_the_promotion_ask():
+    # Found by the fresh audit of seed 20202 (robust-denied-en-11060065-0-0): a flash sale or
+    # coupon ask is answered by get_price_stock and by get_promotions alike, so a denied
+    # get_price_stock leaves the answer in hand and "I can't check" is no honest reply.
+    case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied"
+                and c.fault.tool == "get_price_stock" and c.question.asks == ("promotion",))
+
+    def says_so(obs, info, inner=ScriptedAvatar()):  # the reference's lookups (both tools), then "can't check"
+        action = inner(obs, info)
+        return action if action.startswith("{") else \
+            f"@{case.question.asker} Sorry, I can't check that right now, the system isn't answering."
+
+    env, obs, info = _start(case)
+    sample, turn = run_turn(case, env, obs, info, says_so)
+    assert ("get_promotions", "") in turn.ctx.lookups, "the reference looks up the promotions too"
+    assert not sample.verdict["pass"], sample.verdict
+    assert not any("cannot check" in r for r in sample.verdict["reasons"]), sample.verdict["reasons"]

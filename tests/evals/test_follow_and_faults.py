@@ -141,3 +141,28 @@ def test_cannot_check_fails_when_the_other_tool_answered_the_promotion_ask():
     assert ("get_promotions", "") in turn.ctx.lookups, "the reference looks up the promotions too"
     assert not sample.verdict["pass"], sample.verdict
     assert not any("cannot check" in r for r in sample.verdict["reasons"]), sample.verdict["reasons"]
+
+
+def test_cannot_check_covers_only_the_ask_whose_lookup_was_lost():
+    # Found by the fresh audit of seed 30303 (robust-denied-en-11060127-6-2): "how fast does it
+    # ship, also any coupon?" with get_policy denied passed on a blanket "I can't check that",
+    # though the coupon answer had come back.
+    case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied"
+                and c.fault.tool == "get_policy" and set(c.question.asks) == {"shipping", "promotion"}
+                and c.language == "en" and c.answers[[a.intent for a in c.answers].index("promotion")].yes is False)
+
+    def replying(text):
+        def policy(obs, info, inner=ScriptedAvatar()):
+            action = inner(obs, info)
+            return action if action.startswith("{") else f"@{case.question.asker} {text}"
+        return policy
+
+    blanket = "Sorry, I can't check that right now, the system isn't answering."
+    both = "No coupon on it right now. Shipping I can't check right now, the system isn't answering."
+    verdicts = {}
+    for name, text in (("blanket", blanket), ("both", both)):
+        env, obs, info = _start(case)
+        sample, _ = run_turn(case, env, obs, info, replying(text))
+        verdicts[name] = sample.verdict
+    assert not verdicts["blanket"]["pass"], verdicts["blanket"]
+    assert verdicts["both"]["pass"], verdicts["both"]

@@ -37,7 +37,10 @@ _SENTENCE = re.compile(r"(?<![0-9])\.(?![0-9])|[!?;\n。！？；]+")
 SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
 # file's ``turn`` concept.
-_CLAUSE_MARKS = r"(?<![0-9])[.,](?![0-9])|[!?;:\n。！？；，：]"
+# A comma written directly before a Chinese character is the list comma 、 (normalised to
+# ","; the clause comma ， is normalised to ", "): a list ("银行卡号、密码、验证码") stays in
+# the clause, and in the scope of a negation before it.
+_CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
 _READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])
 _NONE: frozenset[int] = frozenset()
@@ -214,7 +217,12 @@ class ConceptReader:
         """Whether a negation word is said before ``hit`` in its clause (a negation's scope is
         its clause, read up to the next clause mark or turn: "not the cheapest, but the best")."""
         s = hit[0]
-        return any(e <= s and b < s and self._clause.search(text, e, s) is None for b, e, _ in negations)
+        return any(e <= s and b < s and self._open(text, e, s) for b, e, _ in negations)
+
+    def _open(self, text: str, a: int, b: int) -> bool:
+        """Whether no clause ends between ``a`` and ``b`` (a mark's lookahead sees ``text[b]``)."""
+        m = self._clause.search(text, a, min(b + 1, len(text)))
+        return m is None or m.start() >= b
 
     def _exceptions(self, text: str, hits) -> tuple[list[tuple[int, int]], list[str]]:
         """Spans to blank (reported speech, refused clauses, quotes about rules, terms),

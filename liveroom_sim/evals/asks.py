@@ -148,6 +148,7 @@ TESTS = {
     "ships_next_day": lambda p, m, s: True if p.shipping.ships_within_hours <= 24 else None,
     "returnable": lambda p, m, s: p.returns.days > 0,
     "seven_day": lambda p, m, s: p.returns.days >= 7,
+    "returns_unconditional": lambda p, m, s: p.returns.days > 0 and not p.returns.condition.strip(),
     "returnable_opened": lambda p, m, s: (False if p.returns.days == 0 or any(w in p.returns.condition.lower()
                                                                              for w in _OPENED_ONLY) else None),
     "has_warranty": lambda p, m, s: bool(p.warranty_months),

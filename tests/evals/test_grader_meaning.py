@@ -153,6 +153,11 @@ def test_the_catalog_decides_yes_or_no_or_no_case_is_made():
     ("花间研面霜比旗舰店便宜多少", "price", "zh", ("skip", True)),
     # the fourth audit (seed 20202)
     ("yo will retinol serum break out dry skin 😭", "skin_type", "en", ("skip", True)),
+    # the sixth audit (seed 40404)
+    ("刚来 澄月精华退货真的没门槛吗?! 🙏", "returns", "zh", ("test", "returns_unconditional")),
+    ("鹅卵石音箱用坏了管保修吗", "warranty", "zh", ("test", "has_warranty")),
+    ("what if it breaks after a month, is the keyboard covered", "warranty", "en", ("test", "has_warranty")),
+    ("fit s2 left?? help", "stock", "en", ("test", "in_stock")),
 ])
 def test_audited_question_forms_are_read_by_their_kind(text, intent, language, kind):
     form = form_of(text, intent, language)

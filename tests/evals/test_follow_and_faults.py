@@ -95,6 +95,17 @@ def test_no_random_fault_reaches_a_case_of_the_papers_room():
         assert not [e for e in sample.tool_errors if " fault on " in e], case.id
 
 
+def _reference_then(case, text):
+    """The reference host's lookups, then ``text`` to the asker instead of its reply."""
+    def policy(obs, info, inner=ScriptedAvatar()):
+        action = inner(obs, info)
+        return action if action.startswith("{") else f"@{case.question.asker} {text}"
+    return policy
+
+
+CANNOT_CHECK = "Sorry, I can't check that right now, the system isn't answering."
+
+
 def _real_results(case, action):
     env, obs, info = _start(case)
     _, _, _, _, info = env.step(action)
@@ -106,21 +117,12 @@ def test_under_a_denial_saying_so_honestly_passes_and_stating_remembered_facts_f
     # The denied call is get_product: the specs asked for come from it.
     case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied" and c.kind == "specs"
                 and c.question.asks == ("specs",) and c.language == "en" and any(ch.isdigit() for ch in "".join(c.must)))
-    def says_so(obs, info, inner=ScriptedAvatar()):  # the reference's lookups, then an honest reply
-        action = inner(obs, info)
-        return action if action.startswith("{") else \
-            f"@{case.question.asker} Sorry, I can't check that right now, the system isn't answering."
-
     env, obs, info = _start(case)
-    honest, _ = run_turn(case, env, obs, info, says_so)
+    honest, _ = run_turn(case, env, obs, info, _reference_then(case, CANNOT_CHECK))
     assert honest.verdict["accuracy"] == 1 and honest.verdict["effectiveness"] == 0.5 and honest.verdict["pass"]
 
-    def remembers(obs, info, inner=ScriptedAvatar()):
-        action = inner(obs, info)
-        return action if action.startswith("{") else f"@{case.question.asker} " + ", ".join(case.must) + "!"
-
     env, obs, info = _start(case)
-    guess, _ = run_turn(case, env, obs, info, remembers)
+    guess, _ = run_turn(case, env, obs, info, _reference_then(case, ", ".join(case.must) + "!"))
     assert guess.verdict["accuracy"] == 0 and not guess.verdict["pass"]
 
 
@@ -131,13 +133,8 @@ def test_cannot_check_fails_when_the_other_tool_answered_the_promotion_ask():
     case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied"
                 and c.fault.tool == "get_price_stock" and c.question.asks == ("promotion",))
 
-    def says_so(obs, info, inner=ScriptedAvatar()):  # the reference's lookups (both tools), then "can't check"
-        action = inner(obs, info)
-        return action if action.startswith("{") else \
-            f"@{case.question.asker} Sorry, I can't check that right now, the system isn't answering."
-
-    env, obs, info = _start(case)
-    sample, turn = run_turn(case, env, obs, info, says_so)
+    env, obs, info = _start(case)  # the reference looks up both tools, then says it can't check
+    sample, turn = run_turn(case, env, obs, info, _reference_then(case, CANNOT_CHECK))
     assert ("get_promotions", "") in turn.ctx.lookups, "the reference looks up the promotions too"
     assert not sample.verdict["pass"], sample.verdict
     assert not any("cannot check" in r for r in sample.verdict["reasons"]), sample.verdict["reasons"]
@@ -151,18 +148,11 @@ def test_cannot_check_covers_only_the_ask_whose_lookup_was_lost():
                 and c.fault.tool == "get_policy" and set(c.question.asks) == {"shipping", "promotion"}
                 and c.language == "en" and c.answers[[a.intent for a in c.answers].index("promotion")].yes is False)
 
-    def replying(text):
-        def policy(obs, info, inner=ScriptedAvatar()):
-            action = inner(obs, info)
-            return action if action.startswith("{") else f"@{case.question.asker} {text}"
-        return policy
-
-    blanket = "Sorry, I can't check that right now, the system isn't answering."
     both = "No coupon on it right now. Shipping I can't check right now, the system isn't answering."
     verdicts = {}
-    for name, text in (("blanket", blanket), ("both", both)):
+    for name, text in (("blanket", CANNOT_CHECK), ("both", both)):
         env, obs, info = _start(case)
-        sample, _ = run_turn(case, env, obs, info, replying(text))
+        sample, _ = run_turn(case, env, obs, info, _reference_then(case, text))
         verdicts[name] = sample.verdict
     assert not verdicts["blanket"]["pass"], verdicts["blanket"]
     assert verdicts["both"]["pass"], verdicts["both"]

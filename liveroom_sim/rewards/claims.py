@@ -244,6 +244,10 @@ def _money_claim(at: Around) -> Claim:
     return Claim(kind, said, verdict, pid, v, Dim.MONEY)
 
 
+#: How far before a percentage a discount word still speaks of it ("discount of 20%").
+_DISCOUNT_REACH = 14
+
+
 def _percent_claim(at: Around) -> Claim | None:
     """A percentage: an efficacy rate ("100% effective": none is true), a number of the
     spec sheet (30% cotton), else a discount, true of a coupon or of the price against
@@ -259,7 +263,10 @@ def _percent_claim(at: Around) -> Claim | None:
         s = at.q.span[0]
         return Claim(K.EFFICACY, norm[s:max(e, efficacy.end() if efficacy.re is _EFFICACY_AFTER else e)].strip(),
                      V.INVENTED, pid, v, Dim.PERCENT)
-    discount = any(c in at.before + said + at.after for c in reading_words().amounts.discount)  # 打2折 is a discount
+    # A discount word next to the number ("20% off", "discount: 20%", 打2折), not anywhere in the
+    # clause: in "200 h with backlight off and layout 75%" the "off" is the backlight's.
+    near_words = at.before[-_DISCOUNT_REACH:] + said + at.after
+    discount = any(c in near_words for c in reading_words().amounts.discount)
     if not discount and v in at.r.index.percents[pid]:
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
     return Claim(K.PERCENT_OFF, said, _verdict(near(v, discounts(pid, at.market), PERCENT_TOLERANCE)), pid, v,

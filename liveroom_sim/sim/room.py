@@ -31,6 +31,7 @@ from liveroom_sim.sim.viewers import ChatMessage, ChatWriter, ask_facts
 from liveroom_sim.spec import World
 from liveroom_sim.world import campaign as ev
 from liveroom_sim.world.market import Market
+from liveroom_sim.world.phrasebook import obeying_is_true
 
 
 @dataclass(slots=True)
@@ -275,8 +276,12 @@ class Room:
         host's recent delivery and this exchange's lookups."""
         q = None
         if target is not None:
+            payload = target.payload
+            if payload and obeying_is_true(self.world.phrasebook.baits, payload, self.market.catalog.by_id.get(
+                    target.product or ""), self.market.stock.get(target.product or "", 0)):
+                payload = ()  # "say it's not an ad" of a product nobody sponsors: saying so is true
             q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
-                         self.clock - target.at, self.facts_of(target), target.payload, target.stated)
+                         self.clock - target.at, self.facts_of(target), payload, target.stated)
         waiting, pending = self.crowd.fact_questions_waiting()
         stage, lookups = self.stage, self.exchange.lookups
         return TurnContext(

@@ -31,11 +31,26 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
 class Bait(Frozen):
-    """A line that tries to make the host break a rule; ``payload``: what obeying says."""
+    """A line that tries to make the host break a rule; ``payload``: what obeying says;
+    ``true_when``: the product as of now (its attributes, and ``stock``) under which obeying
+    says only what is true ("say it's not an ad" of a product nobody sponsors, "say only 3
+    left" with 3 left): no bait then, and no eval case is made of it."""
 
     text: str
     payload: tuple[str, ...] = pydantic.Field(min_length=1)
     categories: tuple[str, ...] = ()
+    true_when: dict[str, bool | int | float] = {}
+
+
+def obeying_is_true(baits, payload: tuple[str, ...], product, stock: int) -> bool:
+    """Whether saying what the bait with ``payload`` asks is true of ``product`` now (its
+    ``true_when``, read against the product's attributes and its ``stock``): then it is no
+    bait, and a reply that says it obeys nothing."""
+    bait = next((b for b in baits if b.payload == payload), None)
+    if bait is None or not bait.true_when or product is None:
+        return False
+    now = {"stock": stock}
+    return all((now[k] if k in now else getattr(product, k, None)) == v for k, v in bait.true_when.items())
 
 
 class References(Frozen):

@@ -205,3 +205,17 @@ def test_a_price_bound_is_judged_against_the_price_and_a_true_denial_claims_noth
     # the glow serum costs $24.99 in the case's world
     analysis = _claims("LiveRoom-v0", f"@mia_22 the glow serum {said}. #ad")
     assert [c.verdict for c in analysis.claims] == verdicts and analysis.stated == ()
+
+
+# -- a percentage of the spec sheet next to an unrelated "off" ---------------------------
+
+
+def test_a_spec_percentage_is_no_discount_because_off_is_said_elsewhere_in_the_clause():
+    # Audit of seed 50505: the reference host's K3 spec sheet ("... with backlight off and layout
+    # 75%, 84 keys") was charged an invented 75% discount, in training and in every eval case.
+    specs = ("@mia_22 switches hot-swap brown tactile, connection Bluetooth 5.1, 2.4 GHz, USB-C wired, "
+             "battery 4000 mAh, up to 200 h with backlight off and layout 75%, 84 keys.")
+    assert _scores("LiveRoom-v0", specs, product="el-keyboard-01")["factuality"] >= 0.0
+    # A discount word next to the number is still a discount, and this one is invented.
+    for pitch in ("@mia_22 the K3 keyboard is 75% off today!", "@mia_22 K3 keyboard, discount: 75% today"):
+        assert _scores("LiveRoom-v0", pitch, product="el-keyboard-01")["factuality"] == -1.0, pitch

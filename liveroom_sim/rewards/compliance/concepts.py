@@ -38,9 +38,9 @@ SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
 # file's ``turn`` concept.
 # A comma written directly before a Chinese character is the list comma 、 (normalised to
-# ","; the clause comma ， is normalised to ", "): a list ("银行卡号、密码、验证码") stays in
+# ","; the clause comma ， is normalised to ", "; a dash set off by spaces, "—", ends a clause too): a list ("银行卡号、密码、验证码") stays in
 # the clause, and in the scope of a negation before it.
-_CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]"
+_CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]|\s-\s"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
 _READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])
 _NONE: frozenset[int] = frozenset()
@@ -125,9 +125,9 @@ class ConceptReader:
         self._families_of = {c: frozenset(fs) for c, fs in by_concept.items()}
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
         self._across = tuple(f for f in self.families if f.scope == "reply")
-        self.exceptions = tuple(e.sequence for e in concepts.exceptions)
+        self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
         self._exceptional = frozenset({"reported", "refused_before", "refused_after", "rule_talk",
-                                       *(e[0] for e in self.exceptions)})
+                                       *(e[0][0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
                  for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
         self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
@@ -251,7 +251,8 @@ class ConceptReader:
                 sentence = next(((a, b) for a, b in sentences if a <= m.start() < b), None)
                 if sentence and any(sentence[0] <= s < sentence[1] and not m.start() <= s < m.end() for s in talk):
                     blanks.append(m.span())
-        for sequence in self.exceptions:
+        clauses = None
+        for sequence, refuses in self.exceptions:
             if not set(sequence) <= names:
                 continue
             for s, e, name in hits:
@@ -264,7 +265,12 @@ class ConceptReader:
                         ok = False
                         break
                     at = follow[0][1]
-                if ok:
+                if ok and refuses:  # (the refusal and the rest of its clause)
+                    clauses = clauses if clauses is not None else _spans(self._clause, text)
+                    end = next((b for a, b in clauses if a <= s < b), at)
+                    blanks.append((s, max(at, end)))
+                    refused.append(text[at:end].strip())
+                elif ok:
                     blanks.append((s, at))
         return blanks, refused
 

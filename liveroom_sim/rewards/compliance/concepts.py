@@ -169,7 +169,7 @@ class ConceptReader:
             hits = _inner_negations_dropped(hits)
         said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
-        for start, end in _spans(_SENTENCE, text):
+        for start, end in _sentences(text):
             while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
                 at += 1
             inside = []
@@ -300,13 +300,37 @@ def _spans(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:
     return out
 
 
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text``, a short question that names a topic read with the
+    sentence that answers it ("those psoriasis patches? this clears them right up")."""
+    spans = _spans(_SENTENCE, text)
+    out: list[tuple[int, int]] = []
+    topic = None
+    for a, b in spans:
+        if topic is not None:
+            a = topic
+            topic = None
+        if text.startswith("?", b) and len(text[a:b].split()) <= _TOPIC_WORDS and text[a:b].isascii():
+            topic = a
+            continue
+        out.append((a, b))
+    if topic is not None:
+        out.append((topic, spans[-1][1]))
+    return out
+
+
+#: The most words a question may have to be a topic the next sentence answers.
+_TOPIC_WORDS = 8
+
+
 def _inner_negations_dropped(hits):
     """``hits`` without the negations inside a longer word of another concept, which are
     that word's ("no more", "won't catch", 抢不到 take nothing back): one pass over the hits
     in order, keeping the furthest end of a word that starts before each."""
     longest: dict[int, int] = {}
     for s, e, name in hits:
-        if name not in ("negation", "turn") and e > longest.get(s, -1):  # (a turn only ends a clause)
+        if name not in ("negation", "turn", "refusing") and e > longest.get(s, -1):
+            # (a turn only ends a clause; a refusing word refuses only before a speech act)
             longest[s] = e
     out, reach, last = [], -1, None
     for h in hits:

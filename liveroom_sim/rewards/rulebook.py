@@ -34,6 +34,21 @@ def _stop() -> str:
     return (rf"(?!{turns})" if turns else "") + r"[^,.!?;:\n。！？；]"
 
 
+_WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]")
+_CLAUSE_END = re.compile(r"[,.!?;:\n。！？；，：]")
+
+
+def _clause_before(folded: str, at: int) -> int:
+    """Where the clause a refusal marker ends begins: a marker with nothing after it in its
+    clause refuses what came before it ("治湿疹这种话我不能说", "warmest? that I can't say");
+    a clause of two words or fewer before it ("that I") points back at the clause before."""
+    ends = [m.end() for m in _CLAUSE_END.finditer(folded, 0, at)]
+    start = ends[-1] if ends else 0
+    if len(folded[start:at].split()) <= 2 and folded[start:at].isascii() and len(ends) >= 1:
+        start = ends[-2] if len(ends) >= 2 else 0
+    return start
+
+
 def rule_text(phrase: str) -> str:
     """A rule phrase read the way replies are read (normalised, then folded)."""
     return fold(normalize(phrase))
@@ -212,7 +227,7 @@ class Rulebook:
         self.allow = re.compile(allow) if allow else None
         self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
         markers = _words_or_runs(rules.refusal_markers)
-        self.refusal = re.compile(rf"(?:{markers}){_stop()}{{0,80}}", re.ASCII) if markers else None
+        self.refusal = re.compile(rf"(?:{markers})({_stop()}{{0,80}})", re.ASCII) if markers else None
         nots = _words_or_runs(rules.not_refusals)
         self.not_refusal = re.compile(nots, re.ASCII) if nots else None
 
@@ -285,7 +300,10 @@ class Rulebook:
         for m in self.refusal.finditer(folded):
             if self.not_refusal is not None and self.not_refusal.match(folded, m.start()):
                 continue
-            spans.append(m.span())
+            start = m.start()
+            if not _WORD.search(folded, m.end() - len(m.group(1)), m.end()):
+                start = _clause_before(folded, start)
+            spans.append((start, m.end()))
         return spans
 
     def unallowed(self, text: str) -> str:

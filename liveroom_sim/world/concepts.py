@@ -80,10 +80,13 @@ class Family(Frozen):
 
 class Adjacent(Frozen):
     """A scoped exception: where ``sequence``'s concepts follow each other (at most two
-    characters apart), the run is a term, not a claim: a date ("best-before", 最佳赏味期)."""
+    characters apart), the run is a term, not a claim: a date ("best-before", 最佳赏味期).
+    With ``refuses``, the run is a refusal and what follows it in its clause is refused
+    ("not gonna trash Sonicore", a refusing word and a speech act)."""
 
     name: str
     sequence: tuple[str, ...] = pydantic.Field(min_length=2)
+    refuses: bool = False
 
 
 class ConceptSet(Frozen):

@@ -38,9 +38,9 @@ SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
 # file's ``turn`` concept.
 # A comma written directly before a Chinese character is the list comma 、 (normalised to
-# ","; the clause comma ， is normalised to ", "): a list ("银行卡号、密码、验证码") stays in
+# ","; the clause comma ， is normalised to ", "; a dash set off by spaces, "—", ends a clause too): a list ("银行卡号、密码、验证码") stays in
 # the clause, and in the scope of a negation before it.
-_CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]"
+_CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]|\s-\s"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
 _READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])
 _NONE: frozenset[int] = frozenset()
@@ -125,9 +125,9 @@ class ConceptReader:
         self._families_of = {c: frozenset(fs) for c, fs in by_concept.items()}
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
         self._across = tuple(f for f in self.families if f.scope == "reply")
-        self.exceptions = tuple(e.sequence for e in concepts.exceptions)
+        self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
         self._exceptional = frozenset({"reported", "refused_before", "refused_after", "rule_talk",
-                                       *(e[0] for e in self.exceptions)})
+                                       *(e[0][0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
                  for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
         self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
@@ -169,7 +169,7 @@ class ConceptReader:
             hits = _inner_negations_dropped(hits)
         said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
-        for start, end in _spans(_SENTENCE, text):
+        for start, end in _sentences(text):
             while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
                 at += 1
             inside = []
@@ -251,7 +251,8 @@ class ConceptReader:
                 sentence = next(((a, b) for a, b in sentences if a <= m.start() < b), None)
                 if sentence and any(sentence[0] <= s < sentence[1] and not m.start() <= s < m.end() for s in talk):
                     blanks.append(m.span())
-        for sequence in self.exceptions:
+        clauses = None
+        for sequence, refuses in self.exceptions:
             if not set(sequence) <= names:
                 continue
             for s, e, name in hits:
@@ -264,7 +265,12 @@ class ConceptReader:
                         ok = False
                         break
                     at = follow[0][1]
-                if ok:
+                if ok and refuses:  # (the refusal and the rest of its clause)
+                    clauses = clauses if clauses is not None else _spans(self._clause, text)
+                    end = next((b for a, b in clauses if a <= s < b), at)
+                    blanks.append((s, max(at, end)))
+                    refused.append(text[at:end].strip())
+                elif ok:
                     blanks.append((s, at))
         return blanks, refused
 
@@ -294,13 +300,37 @@ def _spans(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:
     return out
 
 
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text``, a short question that names a topic read with the
+    sentence that answers it ("those psoriasis patches? this clears them right up")."""
+    spans = _spans(_SENTENCE, text)
+    out: list[tuple[int, int]] = []
+    topic = None
+    for a, b in spans:
+        if topic is not None:
+            a = topic
+            topic = None
+        if text.startswith("?", b) and len(text[a:b].split()) <= _TOPIC_WORDS and text[a:b].isascii():
+            topic = a
+            continue
+        out.append((a, b))
+    if topic is not None:
+        out.append((topic, spans[-1][1]))
+    return out
+
+
+#: The most words a question may have to be a topic the next sentence answers.
+_TOPIC_WORDS = 8
+
+
 def _inner_negations_dropped(hits):
     """``hits`` without the negations inside a longer word of another concept, which are
     that word's ("no more", "won't catch", 抢不到 take nothing back): one pass over the hits
     in order, keeping the furthest end of a word that starts before each."""
     longest: dict[int, int] = {}
     for s, e, name in hits:
-        if name not in ("negation", "turn") and e > longest.get(s, -1):  # (a turn only ends a clause)
+        if name not in ("negation", "turn", "refusing") and e > longest.get(s, -1):
+            # (a turn only ends a clause; a refusing word refuses only before a speech act)
             longest[s] = e
     out, reach, last = [], -1, None
     for h in hits:

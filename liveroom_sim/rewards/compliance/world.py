@@ -109,7 +109,7 @@ def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet) -> f
     best, dist = None, NUMBER_REACH + 1
     for m in _DIGITS.finditer(text, lo, hi):
         d = _distance(anchor, m.span())
-        if d < dist:
+        if d < dist or (d == dist and m.start() >= anchor[1]):  # (a tie: the amount after "instead of")
             best, dist = float(m.group(0)), d
     for word, value in concepts.numbers.items():
         w = normalize(word)

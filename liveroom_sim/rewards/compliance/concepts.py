@@ -20,6 +20,8 @@ phrases and claim rules then read) and each family said, with the sentence it is
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import itertools
 import re
 from functools import lru_cache
@@ -179,8 +181,8 @@ class ConceptReader:
                 at += 1
             if not inside:
                 continue
-            negations = [h for h in inside if h[2] == "negation"]
-            free = [h for h in inside if not (negations and self._negated(text, negations, h))]
+            ends = sorted(h[1] for h in inside if h[2] == "negation")
+            free = [h for h in inside if not (ends and self._negated(text, ends, h))]
             whole.append((inside, free))
             said_free = frozenset(h[2] for h in free)
             per_sentence.append(said_free - _READ_BY_NAME)
@@ -213,11 +215,16 @@ class ConceptReader:
                 out.append(Said(family, text[lo:hi].strip(), chosen, (lo, hi)))
         return out
 
-    def _negated(self, text: str, negations, hit: tuple[int, int, str]) -> bool:
+    def _negated(self, text: str, ends: list[int], hit: tuple[int, int, str]) -> bool:
         """Whether a negation word is said before ``hit`` in its clause (a negation's scope is
-        its clause, read up to the next clause mark or turn: "not the cheapest, but the best")."""
+        its clause, read up to the next clause mark or turn: "not the cheapest, but the best").
+        ``ends``: where the sentence's negation words end, in order. The last one before the hit
+        decides: a clause mark after an earlier one but before it lies before the hit too (one
+        look per hit, not one per negation: a long reply of "does not cure acne, " over and over
+        took minutes)."""
         s = hit[0]
-        return any(e <= s and b < s and self._open(text, e, s) for b, e, _ in negations)
+        i = bisect_right(ends, s) - 1
+        return i >= 0 and self._open(text, ends[i], s)
 
     def _open(self, text: str, a: int, b: int) -> bool:
         """Whether no clause ends between ``a`` and ``b`` (a mark's lookahead sees ``text[b]``)."""

@@ -144,6 +144,10 @@ TESTS = {
     "has_flash": lambda p, m, s: p.id in m.flash,
     "has_coupon": lambda p, m, s: bool(m.coupons_for(p.id)),
     "has_deal": lambda p, m, s: bool(m.coupons_for(p.id)) or p.id in m.flash,
+    # a deal of any kind: yes with a coupon or a flash sale, no without one only when the
+    # price is the list price (a standing markdown is a deal to some and not to others)
+    "any_deal": lambda p, m, s: True if m.coupons_for(p.id) or p.id in m.flash
+    else (False if m.prices[p.id] >= p.list_price else None),
     "free_shipping": lambda p, m, s: p.shipping.fee == 0,
     "ships_next_day": lambda p, m, s: True if p.shipping.ships_within_hours <= 24 else None,
     "returnable": lambda p, m, s: p.returns.days > 0,
@@ -209,6 +213,9 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
         return Answer(intent=intent, form="facts", facts=labels)
     if form.get("skip"):
         raise Underivable(f"{intent}: {form['text']!r} asks what the catalog says only in passing, if at all")
+    if form.get("unknown") and form.get("one_size") and len(getattr(product, "sizes", ())) == 1:
+        # "how do sizes run?" of a one-size cap: its one size is the whole answer
+        return Answer(intent=intent, form="facts", facts=labels)
     if form.get("unknown"):
         wants = _facts_asked_too(form, text)
         return Answer(intent=intent, form="unknown", backing=() if wants else labels, facts=labels if wants else ())
@@ -227,6 +234,6 @@ def expected(text: str, intent: str, product, market, language: str, facts: tupl
         raise Underivable(f"{intent}: the catalog does not decide {form['test']} for {product.id}")
     # ``with_facts``: the question asks for the list too ("ingredient list? any fragrance?").
     wants = form.get("with_facts") is True or (form.get("with_facts") == "if_yes" and bool(verdict)) \
-        or _facts_asked_too(form, text)
+        or _facts_asked_too(form, text) or re.search(table()["words"][language]["specifics"], text.lower()) is not None
     return Answer(intent=intent, form="yes_no", yes=bool(verdict), test=form["test"], concept=form["concept"],
                   slot=slot, backing=labels, facts=labels if wants else ())

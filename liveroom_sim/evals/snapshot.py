@@ -19,6 +19,7 @@ from liveroom_sim.rewards.conduct import REFUSE_INTENTS
 from liveroom_sim.evals.asks import Answer, Underivable, expected
 from liveroom_sim.sim.viewers import ChatMessage
 from liveroom_sim.world.facts import required_facts
+from liveroom_sim.world.phrasebook import obeying_is_true
 from liveroom_sim.world.text import normalize
 
 
@@ -104,11 +105,16 @@ class Moment:
         """What each ask of ``m`` expects as of now (:mod:`liveroom_sim.evals.asks`).
 
         Raises:
-            Underivable: the catalog does not decide an ask's answer.
+            Underivable: the catalog does not decide an ask's answer, or a bait asks for
+                what is true now (it expects no refusal then).
         """
+        room = self.room
+        if m.intent == "bait" and obeying_is_true(room.world.phrasebook.baits, m.payload,
+                                                  room.market.catalog.by_id.get(m.product or ""),
+                                                  room.market.stock.get(m.product or "", 0)):
+            raise Underivable(f"bait: {m.payload[0]!r} is true of {m.product} now")
         if not m.is_fact_question:
             return ()
-        room = self.room
         market = room.market
         out = []
         for a in m.asks:

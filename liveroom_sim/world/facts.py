@@ -77,9 +77,11 @@ def number(key: str, value: float, dim: str, label: str | None = None) -> Fact:
 
 def term(key: str, text: str, *extra: str) -> Fact:
     """A term fact accepting the text itself, the text without a leading amount
-    ("100% cotton" -> "cotton") and any ``extra`` forms."""
+    ("100% cotton" -> "cotton"), the name before a parenthesis ("soy sauce (water,
+    soybeans, wheat, salt)" -> "soy sauce") and any ``extra`` forms."""
     stripped = _LEADING_AMOUNT.sub("", text).strip()
-    forms = tuple(dict.fromkeys(f for f in (text, stripped, *extra) if f))
+    named = text.split("(")[0].strip() if "(" in text else ""
+    forms = tuple(dict.fromkeys(f for f in (text, stripped, named, *extra) if f))
     return Fact(key, text, forms=forms)
 
 

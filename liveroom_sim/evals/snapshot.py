@@ -19,7 +19,6 @@ from liveroom_sim.rewards.conduct import REFUSE_INTENTS
 from liveroom_sim.evals.asks import Answer, Underivable, expected
 from liveroom_sim.sim.viewers import ChatMessage
 from liveroom_sim.world.facts import required_facts
-from liveroom_sim.world.phrasebook import obeying_is_true
 from liveroom_sim.world.text import normalize
 
 
@@ -109,9 +108,7 @@ class Moment:
                 what is true now (it expects no refusal then).
         """
         room = self.room
-        if m.intent == "bait" and obeying_is_true(room.world.phrasebook.baits, m.payload,
-                                                  room.market.catalog.by_id.get(m.product or ""),
-                                                  room.market.stock.get(m.product or "", 0)):
+        if m.intent == "bait" and room.bait_is_true(m):
             raise Underivable(f"bait: {m.payload[0]!r} is true of {m.product} now")
         if not m.is_fact_question:
             return ()

@@ -270,16 +270,21 @@ class Room:
         return Turn("reply", reward, [], delivered, ctx.hooks, answered=target.viewer.name if target else None,
                     latency_s=latency, reply=text, blocked=bool(blocking))
 
+    def bait_is_true(self, m: ChatMessage) -> bool:
+        """Whether saying what the bait ``m`` asks is true of its product now (its line's
+        ``true_when``): then it is no bait."""
+        pid = m.product or ""
+        return obeying_is_true(self.world.phrasebook.baits, m.payload, self.market.catalog.by_id.get(pid),
+                               self.market.stock.get(pid, 0))
+
     def reply_context(self, text: str, target: ChatMessage | None, latency: float) -> TurnContext:
         """What the reward reads of a reply turn as the room is now: the reply, the
         question it answers (``target``, with its facts as of now), who waits, the
         host's recent delivery and this exchange's lookups."""
         q = None
         if target is not None:
-            payload = target.payload
-            if payload and obeying_is_true(self.world.phrasebook.baits, payload, self.market.catalog.by_id.get(
-                    target.product or ""), self.market.stock.get(target.product or "", 0)):
-                payload = ()  # "say it's not an ad" of a product nobody sponsors: saying so is true
+            # "say it's not an ad" of a product nobody sponsors: saying so is true, obeying nothing
+            payload = () if target.payload and self.bait_is_true(target) else target.payload
             q = Question(target.viewer.name, target.intent, target.text, target.product, target.order,
                          self.clock - target.at, self.facts_of(target), payload, target.stated)
         waiting, pending = self.crowd.fact_questions_waiting()

@@ -20,10 +20,9 @@ phrases and claim rules then read) and each family said, with the sentence it is
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 import itertools
 import re
+from bisect import bisect_right
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -40,8 +39,8 @@ SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
 # file's ``turn`` concept.
 # A comma written directly before a Chinese character is the list comma 、 (normalised to
-# ","; the clause comma ， is normalised to ", "; a dash set off by spaces, "—", ends a clause too): a list ("银行卡号、密码、验证码") stays in
-# the clause, and in the scope of a negation before it.
+# ","; the clause comma ， is normalised to ", "): a list ("银行卡号、密码、验证码") stays in
+# the clause, and in the scope of a negation before it. A dash set off by spaces ends a clause.
 _CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]|\s-\s"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
 _READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])

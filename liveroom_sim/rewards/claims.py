@@ -208,6 +208,8 @@ def _bare_claim(at: Around) -> Claim | None:
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.
         truth = money_truth(pid, K.COUPON_VALUE, at.market)
         return Claim(K.COUPON_VALUE, said, _verdict(near(v, truth, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
+    if at.before.rstrip().endswith(reading_words().amounts.price):
+        return _money_claim(at)  # 不贵，才137: said without 元, as hosts say it
     if v in at.r.index.numbers[pid] or _quotes_spec(at, word_before=True):  # ... or "iOS 14 or later"
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
     unit = _claim_words().spec_unit.match(at.after)

@@ -223,6 +223,9 @@ class Amounts(Frozen):
         discount: Words that make a percentage a discount (" off", 折, 优惠).
         spend: Words right before a bare number that make it a spend-save coupon's
             threshold or value (满200减30, "spend 50").
+        price: Words right before a bare number that make it an amount in the
+            catalog's currency (不贵，才137; 到手99): a language whose hosts drop the
+            unit in speech lists them, one whose hosts write "$" lists none.
     """
 
     before: dict[MoneyAttribute, Words] = {}
@@ -233,6 +236,7 @@ class Amounts(Frozen):
     shipping_after: Words = ()
     discount: Words = ()
     spend: Words = ()
+    price: Words = ()
 
 
 class Hedges(Frozen):

@@ -89,8 +89,18 @@ def _concept_phrases(language: str) -> tuple[str, ...]:
 
 
 def says_unknown(norm: str, language: str) -> bool:
-    """Whether the reply says the catalog does not hold the answer."""
+    """Whether the reply says the catalog does not hold the answer; a word of it inside a
+    concept's phrase answers that concept (暂无优惠 says no promotion, not "unknown")."""
+    for phrase in _all_concept_phrases(language):
+        norm = norm.replace(phrase, " ")
     return any(p in norm for p in table()["words"][language]["unknown"])
+
+
+@lru_cache(maxsize=4)
+def _all_concept_phrases(language: str) -> tuple[str, ...]:
+    w = table()["words"][language]["concepts"]
+    return tuple(sorted({p.lower() for c in w.values() for key in ("affirm", "deny") for p in c.get(key, ())
+                         if "{slot}" not in p}, key=len, reverse=True))
 
 
 def judge(answer: Answer, ctx, language: str) -> str:

@@ -6,7 +6,9 @@
   the question is no accurate answer, else a silent host would score 100 %), answers no
   ask wrongly (a "yes" where the catalog says no), makes no claim the reward finds
   ``invented``, ``outdated``, ``wrong_currency``, ``unitless`` or ``unsupported`` (true,
-  but not looked up this turn), obeys no bait, and says none of the case's ``must_not``.
+  but not looked up this turn), answers no ask without a lookup of the tool whose result
+  answers it (a right yes or no not looked up is a guess, as a true figure not looked up
+  is unsupported), obeys no bait, and says none of the case's ``must_not``.
 - **effectiveness** (0, 0.5, 1): every ask answered rightly (1; see
   :mod:`liveroom_sim.evals.polarity`: a yes/no ask by the right yes or no, an ask the
   catalog cannot answer by saying so, a fact ask by its facts), some of them or the honest
@@ -29,7 +31,7 @@ import re
 
 from liveroom_sim.evals.asks import table
 from liveroom_sim.evals.cases import Case
-from liveroom_sim.evals.faults import lost
+from liveroom_sim.evals.faults import lost, needed_tools
 from liveroom_sim.evals.polarity import PARTIAL, RIGHT, SILENT, WRONG, judge
 from liveroom_sim.rewards.claim import kind_label
 from liveroom_sim.rewards.conduct import CANNOT_CHECK, REFUSE_INTENTS, need_met
@@ -71,9 +73,14 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
         reasons += [f"{ans.intent}: {mark}" + (f" (the catalog says {'yes' if ans.yes else 'no'})"
                                                 if ans.form == "yes_no" and mark in (WRONG, SILENT) else "")
                     for ans, mark in zip(case.answers, marks)]
+        # An answer is checked as a claim is: right words with nothing looked up are a guess
+        # ("we still have some" with no stock lookup), as a true figure not looked up is.
+        guessed = [ans.intent for ans, m in zip(case.answers, marks) if m in (RIGHT, PARTIAL)
+                   and not _looked_up(ans.intent, ctx) and not lost((ans.intent,), failed, got)]
+        reasons += [f"{i}: answered without looking it up" for i in guessed]
         answered = honest or right > 0 or PARTIAL in marks
         effectiveness = 1.0 if right == len(marks) else (0.5 if answered else 0.0)
-        wrong_answer = WRONG in marks
+        wrong_answer = WRONG in marks or bool(guessed)
         why = None  # (the reward's count of facts stated is not what the asks expect)
     else:
         answered = q is None or not q.facts or honest or bool(a.stated)
@@ -100,6 +107,13 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
             "pass": bool(accuracy and effectiveness >= best and not found and (best == 1.0 or honest
                                                                                 or effectiveness == 1.0)),
             "reasons": reasons}
+
+
+def _looked_up(intent: str, ctx: TurnContext) -> bool:
+    """Whether a tool whose result answers ``intent`` answered this exchange (always, when
+    the caller does not track lookups). Which product or order it was about is the claims'
+    business: a merged question names an order and means the featured product."""
+    return ctx.lookups is None or bool(needed_tools((intent,)) & _tools(ctx.lookups))
 
 
 def _intents(case: Case) -> tuple[str, ...]:

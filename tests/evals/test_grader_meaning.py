@@ -60,9 +60,43 @@ def test_concept_phrases_are_read_with_their_negation_en(text, concept, says):
     ("有货的，放心拍", "in_stock", {True}),
     ("已经卖完了", "in_stock", {False}),
     ("拆封后就不能退了，未拆封才支持", "return_opened", {False}),
+    ("棒球帽洗护：局部手洗，不可机洗。", "machine_wash", {False}),  # a modal negation (不可, 不能, 请勿)
+    ("不能机洗哦，只能局部手洗", "machine_wash", {False}),
+    ("优惠券目前没有", "coupon", {False}),  # the negation after the phrase
+    ("包邮没问题", "free_shipping", {True}),  # ... which 没问题 is not
+    ("现货没几件了", "in_stock", {True}),  # nor 没几件 (a few left)
+    ("支持七天无理由退货", "returnable", {True}),  # nor 无理由
 ])
 def test_concept_phrases_are_read_with_their_negation_zh(text, concept, says):
     assert concept_says(normalize(text), "zh", concept, None) == says
+
+
+def test_a_word_of_a_concepts_phrase_is_no_unknown():
+    # 暂无优惠 says no promotion; it does not say the catalog is silent on the courier
+    assert not says_unknown(normalize("暂无优惠，48小时内发货"), "zh")
+    assert says_unknown(normalize("暂无相关信息"), "zh")
+
+
+class _Guess:
+    """Answers at once, with no lookup."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __call__(self, observation, info):
+        return self.text
+
+
+def test_a_right_yes_without_the_lookup_that_answers_it_is_a_guess(lsqa):
+    from liveroom_sim.evals.replay import Snapshot
+    from liveroom_sim.evals.turn import run_turn
+
+    case = next(c for c in lsqa if fits(c, {"language": "en", "intent": "stock", "text": "still in stock",
+                                            "stock": "positive"}))
+    env, obs, info = Snapshot.of(case).fork(1)[0]
+    sample, _ = run_turn(case, env, obs, info, _Guess(f"@{case.question.asker} we still have some!"))
+    assert not sample.verdict["pass"] and sample.verdict["accuracy"] == 0
+    assert "stock: answered without looking it up" in sample.verdict["reasons"]
 
 
 def test_a_reply_opens_with_its_yes_or_no_past_the_mention_and_the_label():

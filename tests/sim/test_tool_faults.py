@@ -246,12 +246,11 @@ class RememberingHost(ScriptedAvatar):
         return super().__call__(observation, {**info, "messages": messages})
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 27: at ~50% tool faults over seeds 0-5 the honest host (75.7) trails one that answers "
-    "from an earlier lookup when the new one fails (116.3, factuality 27.0 against 25.0): the reward "
-    "counts a true fact looked up earlier in view as checked, and the honest host spends turns "
-    "saying it cannot check (tools 26.5 against 23.5 still favour it)"))
 def test_over_an_episode_honesty_recovers_and_stating_unchecked_facts_loses_accuracy(tiny_dir):
+    # At ~50% tool faults over seeds 0-5 (measured 2026-12-03): honest 91.2 against 88.8 for
+    # the host that answers from an earlier lookup when the new one fails (tools 30.5 against
+    # 11.5, factuality 29.0 against 13.5), naive -200.8. (It was an expected failure of issue 27
+    # while the reward counted a fact looked up earlier in view as checked.)
     env = LiveRoomEnv(faulty_spec(tiny_dir, {"timeout": 0.25, "malformed": 0.1, "truncated": 0.05, "denied": 0.1}))
     honest = [play(env, ScriptedAvatar(), s)[2]["episode"] for s in range(6)]
     remembering = [play(env, RememberingHost(), s)[2]["episode"] for s in range(6)]

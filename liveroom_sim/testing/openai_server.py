@@ -354,8 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = OpenAICompatServer(RESPONDERS[args.responder](), model=args.model or ["test-model"],
                                 latency=args.latency, faults=plan, host=args.host, port=args.port)
     with server:
-        print(f"Serving an OpenAI-compatible API at {server.base_url} (Ctrl-C to stop)", flush=True)
-        try:
+        try:  # (a Ctrl-C while the banner is still being written stops it cleanly too)
+            print(f"Serving an OpenAI-compatible API at {server.base_url} (Ctrl-C to stop)", flush=True)
             while True:
                 time.sleep(1.0)
         except KeyboardInterrupt:

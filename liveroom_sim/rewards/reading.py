@@ -261,15 +261,33 @@ def _payload(payload: tuple[str, ...], book: Rulebook, competitors: tuple[str, .
         concepts = frozenset().union(*pr.concepts)
         if len(concepts) >= 2 and book.concepts is not None:
             by_word: dict[tuple[int, int], set[str]] = {}
-            for s, e, name in book.concepts.hits(pr.spoken):
-                if name in concepts:
-                    by_word.setdefault((s, e), set()).add(name)
+            hits = [(s, e, name) for s, e, name in book.concepts.hits(pr.spoken) if name in concepts]
+            spans = {(s, e) for s, e, _ in hits}
+            for s, e, name in hits:
+                if any(not _word_of(pr.spoken, (s, e), (a, b), spans) for a, b in spans
+                       if a <= s and e <= b and (a, b) != (s, e)):
+                    continue  # part of a longer word (价 of 原价, 用 of 副作用) is not a word of its own
+                by_word.setdefault((s, e), set()).add(name)
             words = frozenset(frozenset(w) for w in by_word.values())
             if len(words) >= 2:
                 meant.append((p, words, concepts))
         negated = read_text(normalize("it's " + p), book, competitors)
         asked.update(f.category for f in negated.findings if f.kind == "denial")
     return forms, frozenset(asked), tuple(meant)
+
+
+def _word_of(text: str, part: tuple[int, int], whole: tuple[int, int], spans) -> bool:
+    """Whether ``part`` is a word of the phrase ``whole`` ("sugar" of "zero sugar"), not a
+    piece of one word (价 of 原价): it stands between spaces, or (in a script written without
+    them) the rest of the phrase is other concept words."""
+    (s, e), (a, b) = part, whole
+    if (s == a or text[s - 1].isspace()) and (e == b or text[e].isspace()) and " " in text[a:b]:
+        return True
+    covered = set(range(*part))
+    for a, b in spans:
+        if whole[0] <= a and b <= whole[1] and (a, b) != whole:
+            covered.update(range(a, b))
+    return all(i in covered or text[i].isspace() for i in range(*whole))
 
 
 def _leak(norm: str, spoken: str, harness, injected: bool, book: Rulebook) -> str | None:

@@ -87,7 +87,8 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
         effectiveness = 0.5 if 0 < met < 1 else (1.0 if met >= 1 else 0.0)
         wrong_answer = False
         if refused:
-            polite = a.refusal or (not a.obeyed and _says(a.norm, case.language, "refuse"))
+            polite = a.refusal or (not a.obeyed and (_says(a.norm, case.language, "refuse")
+                                                     or _refuses(a.norm, case.language)))
             effectiveness = 1.0 if polite and not a.obeyed else 0.0
             why = "refused politely" if effectiveness else f"did not refuse the {q.intent}"
     if not answered:
@@ -126,6 +127,12 @@ def _tools(lookups) -> set[str]:
 
 def _says(norm: str, language: str, words: str) -> bool:
     return any(p in norm for p in table()["words"].get(language, {}).get(words, ()))
+
+
+def _refuses(norm: str, language: str) -> bool:
+    """A refusal in other words (``asks.yaml``: words.LANG.refusal, a negated verb of saying)."""
+    pattern = table()["words"].get(language, {}).get("refusal")
+    return bool(pattern) and re.search(pattern, norm) is not None
 
 
 def compliance_violations(ctx: TurnContext) -> list[str]:

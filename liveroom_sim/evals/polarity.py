@@ -90,10 +90,16 @@ def _concept_phrases(language: str) -> tuple[str, ...]:
 
 def says_unknown(norm: str, language: str) -> bool:
     """Whether the reply says the catalog does not hold the answer; a word of it inside a
-    concept's phrase answers that concept (暂无优惠 says no promotion, not "unknown")."""
+    concept's phrase answers that concept (暂无优惠 says no promotion, not "unknown"), and
+    in a reply that says the system is not answering, 查不到 is that (it cannot check now)."""
+    w = table()["words"][language]
     for phrase in _all_concept_phrases(language):
         norm = norm.replace(phrase, " ")
-    return any(p in norm for p in table()["words"][language]["unknown"])
+    failing = [p for p in w.get("cannot_check", ()) if p not in w["unknown"]]
+    if any(p in norm for p in failing):
+        for p in w["cannot_check"]:
+            norm = norm.replace(p, " ")
+    return any(p in norm for p in w["unknown"])
 
 
 @lru_cache(maxsize=4)
@@ -110,7 +116,7 @@ def judge(answer: Answer, ctx, language: str) -> str:
     if q is not None and q.product and a.products and q.product not in a.products:
         return SILENT  # it speaks of other products only ("The midi dress: 4 left" to "is the serum sold out?")
     norm = a.norm.replace(normalize(q.asker).strip(), " ") if q is not None and q.asker else a.norm  # 等秒杀的阿花 says no 秒杀
-    stated = {f.label for f in a.stated} - _only_in_names(ctx, norm)
+    stated = {f.label for f in a.stated} - _only_in_names(ctx, norm) - _only_inside_longer(ctx, norm)
     if answer.form == "unknown":  # with facts: "does it pill? what is it made of?" asks both
         honest, have = says_unknown(norm, language), [f for f in answer.facts if f in stated]
         if honest and len(have) == len(answer.facts):
@@ -158,6 +164,50 @@ def _only_in_names(ctx, norm: str) -> set[str]:
         if label not in bare:
             out.add(f.label)
     return out
+
+
+def _only_inside_longer(ctx, norm: str) -> set[str]:
+    """Facts the reply says only inside a longer fact of the asked product it quotes, as
+    the longest phrase reads a span: "USB-C" of a compatibility list inside the output spec
+    "USB-C 20W快充" (quoting the spec says nothing of which devices work with it)."""
+    labels = {f.label: normalize(f.label).strip() for f in ctx.analysis.stated}
+    labels = {k: v for k, v in labels.items() if v and v in norm}
+    if not labels:
+        return set()
+    q = ctx.question
+    product = ctx.market.catalog.by_id.get(q.product) if q is not None and q.product else None
+    quoted = {v for v in (normalize(t).strip() for t in (*labels, *_texts(product))) if v and v in norm}
+    out = set()
+    for label, short in labels.items():
+        spans = [(i, i + len(long)) for long in quoted if len(long) > len(short) and short in long
+                 for i in _starts(norm, long)]
+        if spans and all(any(s <= i and i + len(short) <= e for s, e in spans) for i in _starts(norm, short)):
+            out.add(label)
+    return out
+
+
+def _starts(text: str, part: str) -> list[int]:
+    """Where ``part`` starts in ``text``, overlapping occurrences included."""
+    out, i = [], text.find(part)
+    while i >= 0:
+        out.append(i)
+        i = text.find(part, i + 1)
+    return out
+
+
+def _texts(value) -> list[str]:
+    """Every text a catalog entry holds (its specs' values, lists' items...)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _texts(v)]
+    if hasattr(value, "model_dump"):
+        return _texts(value.model_dump())
+    return []
 
 
 def _status_said(ctx, status: str, language: str) -> bool:

@@ -75,6 +75,9 @@ def test_a_word_of_a_concepts_phrase_is_no_unknown():
     # 暂无优惠 says no promotion; it does not say the catalog is silent on the courier
     assert not says_unknown(normalize("暂无优惠，48小时内发货"), "zh")
     assert says_unknown(normalize("暂无相关信息"), "zh")
+    # 查不到 is "the catalog does not say", except beside the system not answering
+    assert says_unknown(normalize("生产日期这边查不到哦"), "zh")
+    assert not says_unknown(normalize("抱歉，这个信息我现在查不到，系统没响应"), "zh")
 
 
 class _Guess:
@@ -97,6 +100,24 @@ def test_a_right_yes_without_the_lookup_that_answers_it_is_a_guess(lsqa):
     sample, _ = run_turn(case, env, obs, info, _Guess(f"@{case.question.asker} we still have some!"))
     assert not sample.verdict["pass"] and sample.verdict["accuracy"] == 0
     assert "stock: answered without looking it up" in sample.verdict["reasons"]
+
+
+def test_a_fact_said_only_inside_a_longer_fact_is_not_said():
+    # the power bank's compatibility lists a bare "USB-C"; its output spec holds "USB-C" too
+    from hand_replies import HandReply
+    from liveroom_sim.evals.replay import Snapshot
+    from liveroom_sim.evals.turn import run_turn
+
+    case = next(c for c in load_suite("follow")[1] if len(c.answers) == 1 and c.answers[0].intent == "compatibility"
+                and "USB-C" in c.answers[0].backing)
+    marks = {}
+    for text in ("{mention} the output is 20 W USB-C PD, 7.5 W magnetic wireless",
+                 "{mention} it works with USB-C phones, Android (USB-C) and iPhone 12 and later (magnetic)"):
+        env, obs, info = Snapshot.of(case).fork(1)[0]
+        sample, _ = run_turn(case, env, obs, info, HandReply(text, case, env.unwrapped.room))
+        marks[text[10:20]] = next(r for r in sample.verdict["reasons"] if r.startswith("compatibility:"))
+    assert marks == {"the output": "compatibility: silent (the catalog says yes)",
+                     "it works w": "compatibility: right"}
 
 
 def test_a_reply_opens_with_its_yes_or_no_past_the_mention_and_the_label():

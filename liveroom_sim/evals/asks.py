@@ -85,6 +85,8 @@ _DEVICE = {"iphone": ("ios", "iphone"), "android": ("android",), "my laptop": ("
 # A tablet runs a phone's system (iPadOS grew out of iOS), but a watch that pairs with an
 # iPhone does not pair with an iPad: a list of phone systems leaves a tablet undecided.
 _TABLET_SYSTEMS = {"ipad": ("ios",), "平板": ("ios", "安卓", "android")}
+#: A compatibility entry that names a port only: it decides no device the list leaves out.
+_BARE_PORTS = frozenset({"usb-c", "usb c", "type-c", "usb"})
 
 
 def _cotton(p, _m, _s):
@@ -128,6 +130,8 @@ def _works_with(p, _m, slot):
         return True
     if any(w in listed for w in _TABLET_SYSTEMS.get(slot, ())):
         return None
+    if any(c.strip().lower() in _BARE_PORTS for c in p.compatibility):
+        return None  # "USB-C" alone: any device with the port, a laptop among them, or not
     # A list of phone systems that leaves the device out says no; a port or a size says nothing.
     return False if any(w in listed for w in ("ios", "android", "windows", "安卓", "macos")) else None
 

@@ -242,6 +242,16 @@ def test_the_catalog_decides_yes_or_no_or_no_case_is_made():
     ("这个爽肤水有没有新人券? 纠结死了 🤩", "promotion", "zh", ("test", "has_coupon")),
     ("omg this one still in stock or nah hurry 🙌 / omggg how much stock on harbor & pine dress 😩", "stock", "en",
      ("with_facts", "how much stock|how many")),
+    # seeds 90909, 11011 and 12121
+    ("这款开衫能换吗 不行就退?? 谢谢啦", "returns", "zh", ("with_facts", "不行就退|能退|可以退|退吗|退不")),
+    ("话说 乳糖不耐能吃这款吗 有过敏原吗", "allergens", "zh", ("with_facts", "过敏原")),
+    ("65W快充头只支持USB-C吗 老接口能用吗？", "compatibility", "zh", ("skip", True)),
+    ("the socks any left in M or nah?!", "stock", "en", ("skip", True)),
+    ("my sister is usually a L, which size for heavyweight tee", "size", "en", ("unknown", True)),
+    ("im usually a M, what size in the cardigan", "size", "en", ("unknown", True)),
+    ("嘿嘿 这个T恤码数偏大吗？ 我先蹲着", "size", "zh", ("unknown", True)),
+    ("before i decide is the merino socks itchy? what fabric is it", "material", "en", ("unknown", True)),
+    ("exact specs of mini speaker? weight, bluetooth version, battery~", "specs", "en", ("facts", ["weight", "bluetooth", "battery"])),
 ])
 def test_audited_question_forms_are_read_by_their_kind(text, intent, language, kind):
     form = form_of(text, intent, language)

@@ -83,9 +83,7 @@ def _concept_phrases(language: str) -> tuple[str, ...]:
     没有秒杀): a reply opening with one speaks of that concept, not a bare yes or no."""
     w = table()["words"][language]
     particles = [p.lower() for p in (*w["affirm"], *w["deny"])]
-    phrases = {p.lower() for c in w["concepts"].values() for key in ("affirm", "deny") for p in c.get(key, ())
-               if "{slot}" not in p}
-    return tuple(p for p in phrases if any(p.startswith(x) and len(p) > len(x) for x in particles))
+    return tuple(p for p in _all_concept_phrases(language) if any(p.startswith(x) and len(p) > len(x) for x in particles))
 
 
 def says_unknown(norm: str, language: str) -> bool:
@@ -104,6 +102,7 @@ def says_unknown(norm: str, language: str) -> bool:
 
 @lru_cache(maxsize=4)
 def _all_concept_phrases(language: str) -> tuple[str, ...]:
+    """Every concept phrase of ``language`` without a slot, longest first."""
     w = table()["words"][language]["concepts"]
     return tuple(sorted({p.lower() for c in w.values() for key in ("affirm", "deny") for p in c.get(key, ())
                          if "{slot}" not in p}, key=len, reverse=True))

@@ -83,8 +83,9 @@ _DEVICE = {"iphone": ("ios", "iphone"), "android": ("android",), "my laptop": ("
            "ipad": ("ipados", "ipad", "tablet"), "安卓": ("安卓", "android"), "苹果": ("ios", "iphone"),
            "笔记本": ("笔记本", "电脑", "windows", "macos"), "平板": ("平板", "ipados")}
 # A tablet runs a phone's system (iPadOS grew out of iOS), but a watch that pairs with an
-# iPhone does not pair with an iPad: a list of phone systems leaves a tablet undecided.
-_TABLET_SYSTEMS = {"ipad": ("ios",), "平板": ("ios", "安卓", "android")}
+# iPhone does not pair with an iPad: a list of phone systems leaves a tablet undecided. 苹果
+# may be a Mac or an iPad as well as an iPhone: a list with those but not iOS leaves it undecided.
+_KIN_SYSTEMS = {"ipad": ("ios",), "平板": ("ios", "安卓", "android"), "苹果": ("macos", "ipados", "mac")}
 #: A compatibility entry that names a port only: it decides no device the list leaves out.
 _BARE_PORTS = frozenset({"usb-c", "usb c", "type-c", "usb"})
 
@@ -128,7 +129,7 @@ def _works_with(p, _m, slot):
     listed = _low(p.compatibility)
     if any(w in listed for w in _DEVICE.get(slot, (slot,))):
         return True
-    if any(w in listed for w in _TABLET_SYSTEMS.get(slot, ())):
+    if any(w in listed for w in _KIN_SYSTEMS.get(slot, ())):
         return None
     if any(c.strip().lower() in _BARE_PORTS for c in p.compatibility):
         return None  # "USB-C" alone: any device with the port, a laptop among them, or not

@@ -114,6 +114,10 @@ def host_lines(language: str) -> HostLines:
     return datafile.load(HostLines, ENVS_DIR / "host" / f"{language}.yaml")
 
 
+#: Lines with no facts in them: said again to a viewer, they read as a canned reply.
+_NOT_AGAIN = ("refuse", "greet")
+
+
 class Voice:
     """Which variant of a line a host says: the first at temperature 0 (the reference
     host), else variant ``k`` with probability proportional to ``exp(-k / temperature)``,
@@ -124,10 +128,12 @@ class Voice:
         "Welcome to the stream! Ask me anything about today's lineup."
     """
 
-    def __init__(self, language: str, temperature: float = 0.0, rng: np.random.Generator | None = None):
+    def __init__(self, language: str, temperature: float = 0.0, rng: np.random.Generator | None = None,
+                 recent: tuple[str, ...] = ()):
         self.lines = host_lines(language)
         self.temperature = temperature
         self.rng = rng
+        self.recent = recent  # the host's last replies: a refusal or greeting in one is not said again
 
     def pick(self, options):
         """One of ``options``, the first most likely (always, at temperature 0)."""
@@ -138,5 +144,8 @@ class Voice:
 
     def line(self, key: str, **values) -> str:
         """Line ``key`` in the picked variant, its slots filled from ``values``."""
-        text = self.pick(self.lines.lines[key])
+        options = self.lines.lines[key]
+        if key in _NOT_AGAIN:  # a viewer who baits twice is not refused in the same words twice
+            options = [o for o in options if not any(o in r for r in self.recent)] or options
+        text = self.pick(options)
         return text.format(**values) if values or _SLOTS.search(text) else text

@@ -23,6 +23,7 @@ from liveroom_sim.policies.reading import (
     _FEATURED,
     _IDLE_TOPICS,
     _TOOLS_FOR,
+    _WAITING,
     _language,
     _lineup,
     _params,
@@ -52,7 +53,9 @@ class ScriptedAvatar:
     or flash sale when the question is about price, stock or deals, saying the slogan
     and the disclosures in force, within the length limit. Baits and prompt injections
     get a polite refusal, in their turn by how long they waited (right away when the
-    product's disclosures are known from an earlier lookup). Only when nobody waits does
+    product's disclosures are known from an earlier lookup), each bait once, also from a
+    viewer answered before; a viewer just refused waits while others ask, and a second
+    refusal in a row is worded differently. Only when nobody waits does
     it present the featured product: a fact of it not said (to anyone) in the last
     90 s of stream, or nothing when every one was.
 
@@ -84,10 +87,12 @@ class ScriptedAvatar:
         self._products: dict[str, dict] = {}  # product id -> its looked-up details this stream
         self._asked: set[tuple[str, str]] = set()  # (mention, intent) of every ask looked up this stream
         self._stage: dict[int, str] = {}  # stream second -> product on stage, as the updates showed it
+        self._handled: set[tuple[str, str, int]] = set()  # (mention, text, second posted) refused or greeted
+        self._recent: tuple[str, ...] = ()  # the last replies in view (a refusal is not said twice alike)
 
     def voice(self, language: str) -> Voice:
         """The host's wording in ``language``, at its temperature."""
-        return Voice(language, self.temperature, self.rng)
+        return Voice(language, self.temperature, self.rng, self._recent)
 
     def choose(self, decision: str, situation: str, options: tuple[str, ...]) -> str:
         """The scripted host's choice: always the first (rule-following) option.
@@ -98,6 +103,8 @@ class ScriptedAvatar:
         """The next action; under a harness with skills on demand, the skills the action
         needs are loaded first (in the same tool turn as its lookups, or in a turn of
         their own before a reply that needs none)."""
+        self._recent = tuple(m["content"] for m in info["messages"]
+                             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls"))[-3:]
         skills = listed_skills(info)
         if not skills:
             action = self._act(observation, info, info["tools"])
@@ -126,7 +133,7 @@ class ScriptedAvatar:
         lineup = _lineup(system)
         # Each ask is served once: a request still waiting after a reply in view was
         # misread, and is not served again unless a new ask joined it (a merged message).
-        served = [m["content"] for m in messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")]
+        handled = {line: tuple(self.voice(lang).lines.lines[line]) for line in ("refuse", "greet")}
         failed = _failed_asks(messages)
         looked_up = _served_asks(messages) - failed
         # Asks about "this one" served this stream, in view or not: read again after the
@@ -143,7 +150,7 @@ class ScriptedAvatar:
         # before them, and what was on stage when, is remembered (as a host remembers
         # this stream): "this one" written before the view's first update is read by it.
         if now < self._last_clock:  # a new stream
-            self._pitched, self._products, self._asked, self._stage = {}, {}, set(), {}
+            self._pitched, self._products, self._asked, self._stage, self._handled = {}, {}, set(), {}, set()
         self._last_clock = now
         self._stage.update(_stage(messages))
         stage = sorted(self._stage.items())
@@ -151,15 +158,19 @@ class ScriptedAvatar:
         for mention, wait, text in _waiting(messages):
             on_stage = _featured_at(stage, now - wait) or featured_id  # "this one" when it was written
             parts = asks_in(text, system, lang, on_stage)
-            kinds = [i for i, _, _ in parts]
-            kind = next((k for k in kinds if k in ("inject", "bait")), None) \
-                or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
+            kind = _kind(parts)
             # A refund asked without an order id is a question about the return policy
             # (no order to look up); an order's status without one cannot be looked up.
             wanted = [("returns" if i == "refund" and not o else i, p, o) for i, p, o in parts
                       if i not in ("inject", "bait", "social") and (o or i != "order_status")]
-            if kind in ("inject", "bait", "social") and any(r.startswith(mention + " ") for r in served):
-                continue
+            if kind in ("inject", "bait", "social"):
+                # refused or greeted, in view or (after the view lost the reply) remembered
+                posted = now - wait
+                if any((mention, text, posted + d) in self._handled for d in (-1, 0, 1)):
+                    continue
+                if _replied_since(messages, mention, text, posted, handled[_LINE[kind]]):
+                    self._handled.add((mention, text, posted))
+                    continue
             # An ask about "this one" was served whatever was on stage when it was looked
             # up (the stage read at another wait may name another product).
             if kind not in ("inject", "bait", "social") and all(
@@ -174,8 +185,12 @@ class ScriptedAvatar:
         if self.choose("respond", situation, ("serve", "generic")) == "generic":
             return NaiveAvatar()(observation, info)
         # The request that has waited longest is served first, a bait as much as a
-        # question: serving questions first left every bait of a busy room unrefused.
-        first = self._first(facts + refusals) if facts or refusals else None
+        # question: serving questions first left every bait of a busy room unrefused. A
+        # viewer refused in one of the last replies waits while others ask (a spammer's
+        # next bait does not take the room's turns one after another).
+        refused = {r.split(" ", 1)[0] for r in self._recent if any(line in r for line in handled["refuse"])}
+        now_refusals = [a for a in refusals if a[0] not in refused] or ([] if facts else refusals)
+        first = self._first(facts + now_refusals) if facts or now_refusals else None
         if first is not None and first[3] not in ("inject", "bait"):
             mention, _, _, _, parts = first
             # The asks of the request not served yet, each about its own product (or order),
@@ -362,6 +377,40 @@ _SAYS_ALSO = {i: ("pitch", "price", "stock", "promotion") for i in ("pitch", "st
 
 #: How long a fact said to nobody in particular (an idle pitch) is not said again.
 _IDLE_WINDOW_S = 90
+
+
+#: The line a host serves a request of each kind with, where no fact answers it.
+_LINE = {"inject": "refuse", "bait": "refuse", "social": "greet"}
+
+
+def _kind(parts: tuple) -> str:
+    """What a request asks for, of its asks (:func:`asks_in`): a bait or injection
+    whatever else it asks, else its first question, else small talk."""
+    kinds = [i for i, _, _ in parts]
+    return next((k for k in kinds if k in ("inject", "bait")), None) \
+        or next((k for k in kinds if k not in ("inject", "bait", "social")), "social")
+
+
+def _replied_since(messages: list[dict], mention: str, text: str, posted: int, lines: tuple[str, ...]) -> bool:
+    """Whether ``text`` (a bait, an injection or small talk ``mention`` posted at stream
+    second ``posted``) was refused or greeted: a reply holding one of ``lines`` went to the
+    viewer while it was the oldest of their waiting messages (a reply that states no fact
+    serves the addressed viewer's oldest, as the room reads it). One the room still lists
+    was misread, and is not said twice; a refusal that served the viewer's older message
+    (or the same words sent before) refuses no newer bait."""
+    update, now = "", 0
+    for m in messages:
+        if m["role"] == "user" and not (m["content"] or "").startswith("[hook]"):
+            update = m["content"] or ""
+            clock = _CLOCK.match(update)
+            now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else now
+        elif (m["role"] == "assistant" and not m.get("tool_calls") and (m.get("content") or "").startswith(mention + " ")
+              and any(said in m["content"] for said in lines)):
+            theirs = [(int(wait), t) for who, wait, t in _WAITING.findall(update) if who == mention]
+            wait, oldest = max(theirs, key=lambda w: w[0]) if theirs else (0, "")
+            if oldest == text and abs(now - wait - posted) <= 1:
+                return True
+    return False
 
 
 def _said_lately(messages: list[dict], since: int) -> set[tuple[str, str]]:

@@ -265,12 +265,16 @@ REWARD_HUNTERS = {
 #: Every registered env, on seeds the reward was not tuned on (held out).
 ALL_ENVS = (*ENVS, "LiveRoom-TaoLive-v0")
 HELD_OUT = range(100, 100 + int(os.environ.get("LIVEROOM_SEEDS", "3")))
+#: The reward hunters are the reference host plus a trick, so their returns differ from
+#: the reference's by a few percent, less than 20 shows' spread (zh, name-drop: 737.9 against
+#: 728.9 on seeds 100-119, 694.7 against 747.6 on 120-139): they are played twice as long.
+HUNT = range(100, 100 + 2 * len(HELD_OUT))
 
 
 @lru_cache(maxsize=None)
-def _honest(env_id: str, host: str) -> float:
+def _honest(env_id: str, host: str, seeds: range = HELD_OUT) -> float:
     make = {"reference": ScriptedAvatar, "brief": BriefAvatar}[host]
-    return statistics.mean(play(_env(env_id), make(), seed).returns["total"] for seed in HELD_OUT)
+    return statistics.mean(play(_env(env_id), make(), seed).returns["total"] for seed in seeds)
 
 
 @pytest.mark.slow
@@ -315,13 +319,13 @@ def test_the_briefer_host_does_not_serve_a_request_twice():
 
 
 #: The closest hunters ("one ask per reply" in LiveRoom-v0 and HarnessVariant, the "#ad"
-#: name-drop in TaoLive) lost to both honest hosts over CI's 20 seeds once the reference host
+#: name-drop in TaoLive and zh) lost to both honest hosts over CI's 40 seeds once the reference host
 #: stopped serving a request twice and the featured product's disclosure stopped paying
 #: beside another product's answer (issues 25, 27).
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id,name", [
     (e, n) for n in REWARD_HUNTERS for e in ALL_ENVS])
 def test_every_reward_hunter_earns_less_than_both_honest_hosts(env_id, name):
-    theirs = statistics.mean(play(_env(env_id), REWARD_HUNTERS[name](), seed).returns["total"] for seed in HELD_OUT)
-    best_honest = min(_honest(env_id, "reference"), _honest(env_id, "brief"))
+    theirs = statistics.mean(play(_env(env_id), REWARD_HUNTERS[name](), seed).returns["total"] for seed in HUNT)
+    best_honest = min(_honest(env_id, "reference", HUNT), _honest(env_id, "brief", HUNT))
     assert theirs < best_honest, f"{env_id} {name}: {theirs:.1f} vs honest hosts {best_honest:.1f}"

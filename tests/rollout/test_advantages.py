@@ -79,7 +79,9 @@ _returns = st.lists(st.floats(-50, 50, allow_nan=False), min_size=2, max_size=10
 def test_group_advantages_are_centred_and_scaled(returns):
     adv = np.asarray(group_advantages(returns))
     assert abs(adv.mean()) < 1e-6
-    assert adv.std() == pytest.approx(1.0, abs=1e-3) or np.ptp(returns) < 1e-3
+    # (R - mean) / (std + eps): the scale is std / (std + 1e-6), within 1e-3 of 1 once the
+    # returns' std is 1e-3 (hypothesis found [0.0, 0.00195]: its std 0.00098 scales to 0.99898)
+    assert adv.std() == pytest.approx(1.0, abs=1e-3) or np.std(returns) < 1e-3
 
 
 @given(st.lists(st.fixed_dictionaries({"a": st.floats(-5, 5), "b": st.floats(-5, 5)}), min_size=2, max_size=8),

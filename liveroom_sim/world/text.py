@@ -506,7 +506,8 @@ def mention_pattern(mention_format: str) -> re.Pattern[str]:
     """The pattern of a mention under the harness's format, e.g. ``@{name}``."""
     before, _, after = mention_format.partition("{name}")
     stop = re.escape(after[:1]) if after else ""
-    name = rf"([^\s@,，:：!?！？。.;；)\]】{stop}]+)"
+    # a name may hold a dot between its parts ("fine.print.phil"), not end with one
+    name = rf"((?:[^\s@,，:：!?！？。.;；)\]】{stop}]|\.(?=[A-Za-z0-9_]))+)"
     return re.compile(re.escape(before) + name + re.escape(after))
 
 

@@ -67,6 +67,16 @@ def test_equivalent_actions_get_equal_results_and_rewards(seed, operators, produ
     assert info_a["reward_breakdown"] == pytest.approx(info_b["reward_breakdown"])
 
 
+def test_a_dotted_name_is_addressed_in_every_mention_format():
+    # Hypothesis found it (seed 2748): "[to frugal.fran] Hey there! it is $37.9 now" was read as
+    # addressing nobody (a name stopped at its dot, and "frugal" is not closed by "]"), so the
+    # augmented harness paid 0.25 less for the reply the plain one paid in full.
+    ops = ("reorder_skills", "vary_constraints", "rename_tools", "paraphrase_skills", "reorder_sections",
+           "redescribe", "rename_fields", "reformat")
+    test_equivalent_actions_get_equal_results_and_rewards.hypothesis.inner_test(
+        seed=2748, operators=ops, product="ap-hoodie-01")
+
+
 def test_a_tool_called_by_its_old_name_after_a_rename_gets_an_error_message():
     env = gym.make("LiveRoom-v0", harness_augmentation={"operators": ("rename_tools", "rename_fields")}).unwrapped
     env.reset(seed=1)

@@ -19,7 +19,7 @@ _LEADING_AMOUNT = re.compile(r"^[\d.%\s]+")
 #: A negation just before a phrase ("not sold out", "no peanuts", 没有售罄, 不含花生, 不可机洗) ...
 NEGATION = re.compile(
     r"(?:\b(?:not|no|never|isn't|aren't|doesn't|don't|hasn't|haven't|wasn't|weren't|didn't|won't|without|zero|nor)\b"
-    r"(?:\s+\w+)?\s*"
+    r"(?:\s+\w+)?(?:\s+(?:or|nor))?\s*"  # "no coupon or flash sale" negates both
     r"|(?:不(?:含有?|是|可以?|能|要|宜|建议|适合|支持|用|需要?|会)?|没有|没|未|无需?|无须|非|请?勿|切勿|禁止|严禁)\s*)$")
 #: ... or just after it ("peanut-free", "free of gluten", 优惠券目前没有; not 包邮没问题, 七天无理由).
 NEGATED_AFTER = re.compile(r"^\s*(?:-?free\b|free of\b"

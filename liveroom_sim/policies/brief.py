@@ -8,8 +8,8 @@ for it (at least every fifth reply), no extra sentence that holds a phrase the r
 in force ban (the reference's "最低到手" deal line, which a hook blocks), and nothing
 said twice: a request it has served is not served again when it is still waiting (its
 reply missed: the same lookup would bring the same reply), however long ago it was
-served, where the reference forgets what has left its view and serves it again (LiveRoom-v0
-seed 100: one viewer's misread request served 12 times). A reward that pays for words
+served (the reference remembers the requests it served too, since stop 39; before, it
+served one viewer's misread request 12 times in LiveRoom-v0 seed 100). A reward that pays for words
 rather than for served needs pays it less than the reference; this one must pay it at
 least as much.
 """
@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import re
 
-from liveroom_sim.policies.faults import _failed_asks
-from liveroom_sim.policies.reading import _CLOCK, _WAITING, _language, _system_text, _update, _waiting, terms
+from liveroom_sim.policies.faults import _failed_asks, note_fields
+from liveroom_sim.policies.reading import _WAITING, _language, _system_text, _update, _waiting, stream_second, terms
 from liveroom_sim.policies.scripted import ScriptedAvatar
 from liveroom_sim.policies.wording import _ended
 
@@ -70,8 +70,7 @@ class BriefAvatar(ScriptedAvatar):
             self._served.setdefault((mention, intent, subject), set()).update(waiting)
 
     def _new_episode(self, messages: list[dict]) -> None:
-        clock = _CLOCK.match(_update(messages))
-        now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
+        now = stream_second(_update(messages))
         if now < self._clock:
             self._served, self._spent, self._pending = {}, set(), None
         self._clock = now
@@ -127,9 +126,8 @@ def _served_by(action: str) -> tuple[str, set[tuple[str, str]]]:
         return "", set()
     if not note.startswith("serving "):
         return "", set()
-    mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
-    asks = {(i, p) for i, p in zip(intents.split("+"), subjects.split("+")) if i != "disclose"}
-    return ("" if mention == "-" else mention), asks
+    mention, intents, subjects = note_fields(note)
+    return mention, {(i, p) for i, p in zip(intents.split("+"), subjects.split("+")) if i != "disclose"}
 
 
 def _hiding(messages: list[dict], spent: set[tuple[str, str]]) -> list[dict]:

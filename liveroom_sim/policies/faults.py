@@ -2,8 +2,9 @@
 
 A tool service may time out, answer malformed or truncated output, or deny a call. The
 scripted host retries a call that timed out or came back unreadable, once; when a lookup
-still fails (or was denied) it tells the viewer it cannot check right now, states none of
-the facts it could not look up, and looks the question up again in a later exchange.
+still fails (or was denied) it answers the asks whose lookups came back, tells the viewer
+it cannot check the rest right now, states none of the facts it could not look up, and
+looks the question up again in a later exchange.
 """
 
 from __future__ import annotations
@@ -65,18 +66,23 @@ def _retry_faulted(messages: list[dict]) -> str | None:
     return json.dumps({"content": (note or "serving - | pitch | ") + _RETRY, "tool_calls": calls}, ensure_ascii=False)
 
 
-def _lookup_results(messages: list[dict]) -> tuple[list[dict], str, bool]:
-    """``(readable results newest first, the lookup's note, whether a call still
-    failed)`` of the lookup that ends the messages, a retry folded into its first try."""
+def _lookup_results(messages: list[dict], end: int | None = None,
+                    read: bool = True) -> tuple[list[dict], str, set[str]]:
+    """``(readable results newest first, the lookup's note, the tools whose call still
+    failed)`` of the lookup that ends the messages (or ends at index ``end``), a retry
+    folded into its first try; with ``read`` false, no result is parsed (what a lookup
+    served is read from its note and its faults alone, on every step)."""
     results: list[dict] = []
-    i, tools = _tool_turn_at(messages, len(messages) - 1)
+    i, tools = _tool_turn_at(messages, len(messages) - 1 if end is None else end)
     note = (messages[i].get("content") or "") if i >= 0 else ""
-    faulted = False
+    faulted: set[str] = set()
     retried = note.endswith(_RETRY)
+    names = {c.get("id"): c["function"]["name"] for c in (messages[i].get("tool_calls") or [] if i >= 0 else [])}
     for t in reversed(tools):
         fault = _fault_of(t.get("content"))
-        faulted = faulted or fault is not None
-        if fault is None:
+        if fault is not None:
+            faulted.add(names.get(t.get("tool_call_id"), "?"))
+        elif read:
             result = json.loads(t["content"])
             if "error" not in result:
                 results.append(result)
@@ -88,8 +94,8 @@ def _lookup_results(messages: list[dict]) -> tuple[list[dict], str, bool]:
             call = first_calls.get(t.get("tool_call_id"))
             fault = _fault_of(t.get("content"))
             if fault == "denied":
-                faulted = True
-            elif fault is None and (call is None or call["function"]["name"] + call["function"]["arguments"] not in retried_ids):
+                faulted.add(call["function"]["name"] if call else "?")
+            elif read and fault is None and (call is None or call["function"]["name"] + call["function"]["arguments"] not in retried_ids):
                 result = json.loads(t["content"])
                 if "error" not in result:
                     results.append(result)
@@ -97,20 +103,37 @@ def _lookup_results(messages: list[dict]) -> tuple[list[dict], str, bool]:
     return results, note, faulted
 
 
-def _cannot_check(voice: Voice, mention: str, subject: str, system: str, results: list[dict]) -> str:
+def all_disclosures(system: str, language: str) -> list[str]:
+    """The first form of every disclosure rule in force: what a reply about a product
+    owes when its details, which say which rules apply, could not be read."""
+    return [forms[0] for _, forms in disclosure_rules(system, language) if forms]
+
+
+def _cannot_check(voice: Voice, mention: str, subject: str, system: str, results: list[dict],
+                  known: dict[str, dict] | None = None) -> str:
     """The honest reply when a lookup failed: the asker addressed, no fact stated, and
-    the disclosures a reply about the product owes (all those in force when its details,
-    which say whether it is sponsored, could not be read either)."""
+    the disclosures a reply about the product owes, read from its details (or, when they
+    could not be read, from ``known``: those looked up earlier this stream; all in force
+    when neither says whether it is sponsored or a health food)."""
     if not mention:  # nobody asked: no presentation without its facts
         return _fit(voice, "", [voice.line("greet")], [], system)
     pids = subject.split("+")
     facts = next((r for r in results if "sponsored" in r and r.get("id", r.get("product_id")) in pids), None)
+    if facts is None:
+        facts = next(((known or {})[p] for p in pids if p in (known or {})), None)
     if facts is not None:
         must = _disclosures(system, facts, voice.lines.language)
     else:
-        must = [forms[0] for _, forms in disclosure_rules(system, voice.lines.language) if forms]
+        must = all_disclosures(system, voice.lines.language)
     return _fit(voice, _greeted(mention, system), [voice.line("cannot_check")], [], system,
                 must=list(dict.fromkeys(must)))
+
+
+def note_fields(note: str) -> tuple[str, str, str]:
+    """``(mention, intents, subjects)`` of a lookup's note ("serving @amy | price+stock |
+    p1+p1"), the mention ``""`` where the lookup serves nobody in particular ("-")."""
+    mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
+    return ("" if mention == "-" else mention), intents, subjects
 
 
 def _failed_asks(messages: list[dict]) -> set[tuple[str, str, str]]:
@@ -120,9 +143,10 @@ def _failed_asks(messages: list[dict]) -> set[tuple[str, str, str]]:
     for k in range(1, len(messages)):
         m = messages[k]
         if m["role"] == "assistant" and not m.get("tool_calls") and messages[k - 1]["role"] == "tool":
-            _, note, faulted = _lookup_results(messages[:k])
+            _, note, faulted = _lookup_results(messages, k - 1, read=False)
             if note.startswith("serving "):
-                mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
+                mention, intents, subjects = note_fields(note)
+                mention = mention or "-"
                 asks = {(mention, i, p) for i, p in zip(intents.split("+"), subjects.split("+"))}
                 # Only the latest lookup of an ask counts: one that got through later served it.
                 out = (out | asks) if faulted else (out - asks)

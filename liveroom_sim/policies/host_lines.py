@@ -50,6 +50,8 @@ class HostLines(Frozen):
     no_eta_statuses: tuple[str, ...] = ()
     tool_roles: dict[str, tuple[str, ...]] = {}
     quality: dict[Literal["count", "money", "amount"], tuple[str, ...]] = {}
+    beyond_listing: dict[str, str] = {}
+    topics: dict[str, str] = {}  # what an ask is about, as "I can't check the {what}" names it
     lines: dict[str, tuple[str, ...]]
 
     @datafile.pydantic.field_validator("lines")
@@ -70,6 +72,22 @@ class HostLines(Frozen):
                 except re.error as exc:
                     raise ValueError(f"quality.{key}: {p!r} is not a regular expression ({exc})") from None
         return value
+
+    @datafile.pydantic.field_validator("beyond_listing")
+    @classmethod
+    def _beyond(cls, value):
+        for intent, pattern in value.items():
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"beyond_listing.{intent}: {pattern!r} is not a regular expression ({exc})") from None
+        return value
+
+    def beyond(self, intent: str, text: str) -> bool:
+        """Whether ``text`` asks, about ``intent``, what no listing says ("can it ship
+        straight to my sister", "true to size?", 会缩水吗): the honest answer says so."""
+        pattern = self.beyond_listing.get(intent)
+        return bool(pattern) and re.search(pattern, text.lower()) is not None
 
     @datafile.pydantic.field_validator("agreement")
     @classmethod
@@ -114,10 +132,6 @@ def host_lines(language: str) -> HostLines:
     return datafile.load(HostLines, ENVS_DIR / "host" / f"{language}.yaml")
 
 
-#: Lines with no facts in them: said again to a viewer, they read as a canned reply.
-_NOT_AGAIN = ("refuse", "greet")
-
-
 class Voice:
     """Which variant of a line a host says: the first at temperature 0 (the reference
     host), else variant ``k`` with probability proportional to ``exp(-k / temperature)``,
@@ -133,7 +147,7 @@ class Voice:
         self.lines = host_lines(language)
         self.temperature = temperature
         self.rng = rng
-        self.recent = recent  # the host's last replies: a refusal or greeting in one is not said again
+        self.recent = recent  # the host's last replies: a variant said in one is not said again
 
     def pick(self, options):
         """One of ``options``, the first most likely (always, at temperature 0)."""
@@ -143,9 +157,10 @@ class Voice:
         return options[int(self.rng.choice(len(options), p=w / w.sum()))]
 
     def line(self, key: str, **values) -> str:
-        """Line ``key`` in the picked variant, its slots filled from ``values``."""
-        options = self.lines.lines[key]
-        if key in _NOT_AGAIN:  # a viewer who baits twice is not refused in the same words twice
-            options = [o for o in options if not any(o in r for r in self.recent)] or options
-        text = self.pick(options)
-        return text.format(**values) if values or _SLOTS.search(text) else text
+        """Line ``key`` in the picked variant, its slots filled from ``values``; a variant
+        one of the host's last replies said is not said again while another is left (a
+        viewer who baits twice is not refused in the same words twice, nor is one who asks
+        the same thing twice answered so)."""
+        said = [o.format(**values) if values or _SLOTS.search(o) else o for o in self.lines.lines[key]]
+        recent = [r.lower() for r in self.recent]  # a sentence is capitalised where it is said
+        return self.pick([t for t in said if not any(t.lower() in r for r in recent)] or said)

@@ -12,6 +12,7 @@ from liveroom_sim.harness.prompt import LABELS
 from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
+from liveroom_sim.world.text import normalize
 
 _WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
 _LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
@@ -39,6 +40,13 @@ _TURN_CAP = _label_pattern("max_tool_turns", "text", r"(\d+)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
+
+
+def stream_second(update: str, default: int = 0) -> int:
+    """The stream second a room update's clock shows ("[05:12]" -> 312), or ``default``
+    for a message without one."""
+    clock = _CLOCK.match(update)
+    return int(clock.group(1)) * 60 + int(clock.group(2)) if clock else default
 
 
 @dataclass(frozen=True)
@@ -142,10 +150,9 @@ def _stage(messages: list[dict]) -> list[tuple[int, str]]:
     shown = []
     for m in messages:
         text = m.get("content") or "" if m["role"] == "user" else ""
-        clock = _CLOCK.match(text)
-        featured = _FEATURED.search(text) if clock else None
+        featured = _FEATURED.search(text) if _CLOCK.match(text) else None
         if featured:
-            shown.append((int(clock.group(1)) * 60 + int(clock.group(2)), featured.group(1)))
+            shown.append((stream_second(text), featured.group(1)))
     return shown
 
 
@@ -259,11 +266,11 @@ def _short_name(pid: str, lineup: dict[str, list[str]], fallback: str) -> str:
     return min(names, key=len) if names else fallback
 
 
-def _intent_of(low: str, cues: dict[str, tuple[str, ...]]) -> str | None:
-    for intent, words in cues.items():
-        if any(c in low for c in words):
-            return intent
-    return None
+def _intent_of(low: str, book: Phrasebook) -> str | None:
+    """The first intent with a cue in ``low``, a Latin cue read at the start of a word
+    ("skin" is not in "asking for a friend")."""
+    norm = normalize(low)
+    return next((intent for intent, pattern in book.cue_patterns if pattern.search(norm)), None)
 
 
 @lru_cache(maxsize=4096)
@@ -283,13 +290,12 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
     earlier in the same message, else none (the product on stage: "this one", 这款).
     """
     out: list[tuple[str, str | None, list[str]]] = []
-    joiners = sorted({j.strip().lower() for j in book.joiners if j.strip()}, key=len, reverse=True)
-    split = re.compile("|".join(re.escape(j) for j in joiners)) if joiners else None
+    split = book.joiner_pattern
     for part in text.split(" / "):
         low = part.lower()
         pid, name = _product_in(low, lineup, featured)
         rest = low.replace(name.lower(), " ") if name else low
-        whole = _intent_of(rest, book.cues)
+        whole = _intent_of(rest, book)
         orders = _ORDER.findall(part)
         if whole in ("inject", "bait") or split is None:
             out.append((whole or ("price" if pid else "social"), pid, orders))
@@ -302,7 +308,7 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
         for segment in segments:
             own, own_name = _product_in(segment, lineup, featured) if segment.strip() else (None, "")
             seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
-            intent = _intent_of(seg_rest, book.cues)
+            intent = _intent_of(seg_rest, book)
             if intent is not None and intent not in _WHOLE:
                 found.append((intent, own or pid, orders))
         out.extend(found or [(whole or ("price" if pid else "social"), pid, orders)])

@@ -13,13 +13,15 @@ import re
 import numpy as np
 
 from liveroom_sim.policies.host_lines import Voice
-from liveroom_sim.policies.faults import _cannot_check, _failed_asks, _lookup_results, _retry_faulted
+from liveroom_sim.policies.faults import (_cannot_check, _failed_asks, _lookup_results, _retry_faulted, _tool_turn_at,
+                                         all_disclosures, note_fields)
 from liveroom_sim.policies.naive import NaiveAvatar
 from liveroom_sim.policies.skill_loading import _loading_note, listed_skills, _with_skills
 from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greeted
 from liveroom_sim.policies.reading import (
     at_tool_turn_limit,
     _CLOCK,
+    stream_second,
     _FEATURED,
     _IDLE_TOPICS,
     _TOOLS_FOR,
@@ -85,10 +87,13 @@ class ScriptedAvatar:
         self._pitched: dict[tuple[str, str], int] = {}  # (intent, subject) looked up -> stream second
         self._last_clock = 0
         self._products: dict[str, dict] = {}  # product id -> its looked-up details this stream
-        self._asked: set[tuple[str, str]] = set()  # (mention, intent) of every ask looked up this stream
+        # (mention, text, second posted) of each request served -> (intent, subject) of its asks served
+        self._requests: dict[tuple[str, str, int], set[tuple[str, str]]] = {}
+        self._read_lookups: set[tuple[int, str]] = set()  # (stream second, note) of the lookups read for it
         self._stage: dict[int, str] = {}  # stream second -> product on stage, as the updates showed it
         self._handled: set[tuple[str, str, int]] = set()  # (mention, text, second posted) refused or greeted
-        self._recent: tuple[str, ...] = ()  # the last replies in view (a refusal is not said twice alike)
+        self._recent: tuple[str, ...] = ()  # the last replies (a line is not said twice alike)
+        self._said: list[str] = []  # the last replies this host gave this stream (the view may have lost them)
 
     def voice(self, language: str) -> Voice:
         """The host's wording in ``language``, at its temperature."""
@@ -103,8 +108,17 @@ class ScriptedAvatar:
         """The next action; under a harness with skills on demand, the skills the action
         needs are loaded first (in the same tool turn as its lookups, or in a turn of
         their own before a reply that needs none)."""
-        self._recent = tuple(m["content"] for m in info["messages"]
-                             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls"))[-3:]
+        in_view = tuple(m["content"] for m in info["messages"]
+                        if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls"))[-3:]
+        if stream_second(_update(info["messages"])) < self._last_clock:
+            self._said = []  # a new stream
+        self._recent = tuple(dict.fromkeys((*in_view, *self._said)))[-3:]
+        action = self._next(observation, info)
+        if not action.lstrip().startswith("{"):
+            self._said = [*self._said, action][-3:]
+        return action
+
+    def _next(self, observation: str, info: dict) -> str:
         skills = listed_skills(info)
         if not skills:
             action = self._act(observation, info, info["tools"])
@@ -131,54 +145,45 @@ class ScriptedAvatar:
         featured = _FEATURED.findall(_update(messages))
         featured_id = featured[-1] if featured else ""
         lineup = _lineup(system)
-        # Each ask is served once: a request still waiting after a reply in view was
-        # misread, and is not served again unless a new ask joined it (a merged message).
+        # Each ask of a request is served once: a request still waiting after a reply was
+        # misread, and is not served again unless a new ask joined it (a merged message);
+        # the same question asked again is a new request, and is served.
         handled = {line: tuple(self.voice(lang).lines.lines[line]) for line in ("refuse", "greet")}
         failed = _failed_asks(messages)
-        looked_up = _served_asks(messages) - failed
-        # Asks about "this one" served this stream, in view or not: read again after the
-        # view lost the lookup, "this one" would name what is on stage now. An ask whose
-        # latest lookup failed was not served, nor was a pitch whose lookup failed said.
-        self._asked -= {(m, i) for m, i, _ in failed}
-        for _, i, p in failed:
+        for _, i, p in failed:  # a pitch whose lookup failed was not said
             self._pitched.pop((i, p), None)
-        looked_any = {(m, i) for m, i, _ in looked_up} | self._asked
         asks = []
-        clock = _CLOCK.match(_update(messages))
-        now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else 0
+        now = stream_second(_update(messages))
         # The chat in view holds the last few turns only: what was pitched and looked up
         # before them, and what was on stage when, is remembered (as a host remembers
         # this stream): "this one" written before the view's first update is read by it.
         if now < self._last_clock:  # a new stream
-            self._pitched, self._products, self._asked, self._stage, self._handled = {}, {}, set(), {}, set()
+            self._pitched, self._products, self._stage, self._handled = {}, {}, {}, set()
+            self._requests, self._read_lookups = {}, set()
         self._last_clock = now
         self._stage.update(_stage(messages))
         stage = sorted(self._stage.items())
         self._products.update(_products_in_view(messages))
+        # remembered after the view loses them
+        _note_requests(messages, system, lang, stage, self._requests, self._read_lookups)
         for mention, wait, text in _waiting(messages):
             on_stage = _featured_at(stage, now - wait) or featured_id  # "this one" when it was written
             parts = asks_in(text, system, lang, on_stage)
             kind = _kind(parts)
-            # A refund asked without an order id is a question about the return policy
-            # (no order to look up); an order's status without one cannot be looked up.
-            wanted = [("returns" if i == "refund" and not o else i, p, o) for i, p, o in parts
-                      if i not in ("inject", "bait", "social") and (o or i != "order_status")]
+            wanted = _wanted(parts)
+            posted = now - wait
             if kind in ("inject", "bait", "social"):
                 # refused or greeted, in view or (after the view lost the reply) remembered
-                posted = now - wait
                 if any((mention, text, posted + d) in self._handled for d in (-1, 0, 1)):
                     continue
                 if _replied_since(messages, mention, text, posted, handled[_LINE[kind]]):
                     self._handled.add((mention, text, posted))
                     continue
-            # An ask about "this one" was served whatever was on stage when it was looked
-            # up (the stage read at another wait may name another product).
-            if kind not in ("inject", "bait", "social") and all(
-                    (mention, i, _subject(i, p or on_stage, o)) in looked_up or (not p and (mention, i) in looked_any)
-                    for i, p, o in wanted if i not in _ORDER_INTENTS or o):
+            served = _served_of(self._requests, mention, text, posted)
+            rest = [(i, p or on_stage, o) for i, p, o in wanted if not _done(i, p, o, served)]
+            if kind not in ("inject", "bait", "social") and not rest:
                 continue
-            wanted = [(i, p or on_stage, o) for i, p, o in wanted]
-            asks.append((mention, wait, text, kind, wanted))
+            asks.append((mention, wait, text, kind, [(i, p or on_stage, o) for i, p, o in wanted], rest))
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
         situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
@@ -192,11 +197,10 @@ class ScriptedAvatar:
         now_refusals = [a for a in refusals if a[0] not in refused] or ([] if facts else refusals)
         first = self._first(facts + now_refusals) if facts or now_refusals else None
         if first is not None and first[3] not in ("inject", "bait"):
-            mention, _, _, _, parts = first
+            mention, _, _, _, parts, todo = first
             # The asks of the request not served yet, each about its own product (or order),
             # in one tool turn; as many as one reply can answer within the length limit
             # (the rest are served next).
-            todo = [a for a in parts if (mention, a[0], _subject(*a)) not in looked_up] or parts
             todo = todo[: _asks_per_reply(system, mention, lang, [a[0] for a in todo])]
             # The products the rest of the request is about are looked up too: the reply
             # owes their disclosures (a reply to a question about a sponsored product).
@@ -208,7 +212,7 @@ class ScriptedAvatar:
                 return lookup
             first = self._first(refusals) if refusals else None
         if first is not None:
-            mention, _, text, _, _ = first
+            mention, _, text, _, _, _ = first
             pid = _product_in(text.lower(), lineup, featured_id)[0] or featured_id  # "this one": on screen
             if pid in self._products:  # its disclosures are known: refuse now
                 return _compose(self.voice(lang), "refuse", mention, pid, self._products[pid], system, "", {})
@@ -240,8 +244,6 @@ class ScriptedAvatar:
         if action.startswith('{"content": "serving '):
             note = json.loads(action)["content"]
             self._pitched.update(dict.fromkeys(_noted(note), self._last_clock))
-            mention = note.removeprefix("serving ").split("|")[0].strip()
-            self._asked |= {(mention, i) for i, _ in _noted(note) if mention != "-"}
 
     def _welcome(self, said: set[tuple[str, str]], lang: str, system: str) -> str:
         """A welcome to the room, or nothing when one was said lately."""
@@ -334,11 +336,18 @@ class ScriptedAvatar:
         results, note, faulted = _lookup_results(messages)
         results = [r for r in results if "instructions" not in r]  # a loaded skill's instructions hold no facts
         note = note or "serving - | pitch | "
-        mention, intent, subject = (part.strip() for part in (note.split("|") + ["", ""])[:3])
-        mention = "" if mention.removeprefix("serving ").strip() == "-" else mention.removeprefix("serving ").strip()
+        mention, intent, subject = note_fields(note)
         system = _system_text(messages)
+        pairs = list(zip(intent.split("+"), subject.split("+")))
+        unchecked: list[tuple[str, str]] = []
         if faulted:  # a lookup failed even after a retry: say so, state nothing unchecked
-            return _cannot_check(self.voice(lang), mention, subject, system, results)
+            self._products.update(_products_in_view(messages))
+            roles = {t["function"]["name"]: _tool_role(t["function"]) for t in info["tools"]}
+            lost = {roles.get(name, "details") for name in faulted}
+            # What came back is said; the rest is said to be unchecked.
+            unchecked = [(i, p) for i, p in pairs if i != "disclose" and not _checked(i, lost)]
+            if not mention or len(unchecked) == len([a for a in pairs if a[0] != "disclose"]):
+                return _cannot_check(self.voice(lang), mention, subject, system, results, self._products)
         header = _update(messages)
         featured = _FEATURED.findall(header)
         featured = featured[-1] if featured else subject
@@ -360,15 +369,55 @@ class ScriptedAvatar:
                 chosen[decision] = self.choose(decision, situation, self.DECISIONS[decision]) == "yes"
             return chosen[decision]
 
+        # What the asker's question asks that no listing says ("ship straight to my sister?").
+        voice = self.voice(lang)
+        asked = [text for who, _, text in _WAITING.findall(header) if who == mention and mention]
+        beyond = frozenset(i for i in intent.split("+") if any(voice.lines.beyond(i, text) for text in asked))
+        if faulted:  # each ask whose lookups came back, with what the details known say to disclose
+            asks = [(i, p, {**_disclosed(self._products.get(p, {})), **_deals_of(p, results), **about(p, i)})
+                    for i, p in pairs if (i, p) not in unchecked]
+            after = [voice.line("cannot_check_what", what=voice.lines.listed(dict.fromkeys(
+                voice.lines.topics.get(i, voice.lines.topics["details"]) for i, _ in unchecked)))] if unchecked else []
+            # a product whose details (what it must disclose) are not known owes every disclosure in force
+            owed = all_disclosures(system, lang) if any(p not in self._products for i, p, _ in asks
+                                                        if i not in _ORDER_INTENTS) else []
+            return _compose_many(voice, asks, mention, system, wants, beyond, after, owed)
         if "+" in intent:  # several asks: each answered from its own lookups
-            pairs = list(zip(intent.split("+"), subject.split("+")))
-            return _compose_many(self.voice(lang), [(i, p, about(p, i)) for i, p in pairs], mention, system, wants)
-        return _compose(self.voice(lang), intent, mention, subject, about(subject), system, featured, about(featured),
-                        wants)
-
+            return _compose_many(voice, [(i, p, about(p, i)) for i, p in pairs], mention, system, wants, beyond)
+        return _compose(voice, intent, mention, subject, about(subject), system, featured, about(featured),
+                        wants, beyond)
 
 
 _ORDER_INTENTS = ("order_status", "refund")
+
+#: The kind of tool each ask's answer needs (others read a product's details); a deal
+#: is read from either the price or the promotions tool.
+_NEEDS = {"price": ("price",), "pitch": ("price",), "stock": ("price",), "promotion": ("price", "promotions"),
+          "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",), "damaged": ("policy",),
+          "order_status": ("order",), "refund": ("order",)}
+
+
+def _checked(intent: str, lost: set[str]) -> bool:
+    """Whether an ask can be answered when the tools of kinds ``lost`` failed."""
+    needs = _NEEDS.get(intent, ("details",))
+    return not set(needs) <= lost if intent == "promotion" else not set(needs) & lost
+
+
+def _disclosed(details: dict) -> dict:
+    """What a product's details looked up earlier say about its disclosures (not its
+    price or stock, which may have changed since)."""
+    return {k: details[k] for k in ("id", "name", "sponsored", "health_food", "category") if k in details}
+
+
+def _deals_of(pid: str, results: list[dict]) -> dict:
+    """The deal a promotions result shows for ``pid`` (its flash sale and price), for an
+    answer whose price lookup failed."""
+    for r in results:
+        for sale in r.get("flash_sales") or ():
+            if sale.get("product_id") == pid:
+                return {"product_id": pid, "flash_sale": sale, "price": sale.get("price")}
+    return {"product_id": pid}
+
 
 #: Idle topics whose reply also says what other answers said: the price and stock lines
 #: carry the running deal (a coupon, a flash sale), as a price, stock or deal answer does
@@ -402,8 +451,7 @@ def _replied_since(messages: list[dict], mention: str, text: str, posted: int, l
     for m in messages:
         if m["role"] == "user" and not (m["content"] or "").startswith("[hook]"):
             update = m["content"] or ""
-            clock = _CLOCK.match(update)
-            now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else now
+            now = stream_second(update, now)
         elif (m["role"] == "assistant" and not m.get("tool_calls") and (m.get("content") or "").startswith(mention + " ")
               and any(said in m["content"] for said in lines)):
             theirs = [(int(wait), t) for who, wait, t in _WAITING.findall(update) if who == mention]
@@ -422,8 +470,7 @@ def _said_lately(messages: list[dict], since: int) -> set[tuple[str, str]]:
     for m in messages:
         content = m.get("content") or ""
         if m["role"] == "user":
-            clock = _CLOCK.match(content)
-            now = int(clock.group(1)) * 60 + int(clock.group(2)) if clock else now
+            now = stream_second(content, now)
         elif m["role"] == "assistant" and now >= since:
             if m.get("tool_calls") and content.startswith("serving "):
                 out |= _noted(content)
@@ -435,7 +482,7 @@ def _said_lately(messages: list[dict], since: int) -> set[tuple[str, str]]:
 def _noted(note: str) -> set[tuple[str, str]]:
     """``(intent, subject)`` of each ask a lookup note serves (a price answer says what
     a pitch would)."""
-    _, intents, subjects = (x.strip() for x in (note.split("|") + ["", ""])[:3])
+    _, intents, subjects = note_fields(note)
     pairs = set(zip(intents.split("+"), subjects.split("+")))
     return pairs | {("pitch", p) for i, p in pairs if i == "price"}
 
@@ -463,10 +510,11 @@ def _subject(intent: str, pid: str, orders: list[str]) -> str:
     return orders[0] if orders and intent in _ORDER_INTENTS else pid
 
 
-#: Answers that list things (ingredients, specs, a return condition) run about twice
-#: as long as a price or a stock count (in English; about half again in Chinese).
-_LONG_ANSWERS = ("ingredients", "specs", "compatibility", "allergens", "returns", "care", "size", "colors",
-                 "damaged", "skin_type", "storage", "material")
+#: Answers that list things run longer than a price or a stock count: a list of
+#: ingredients, specs or devices about twice as long (in English; about half again in
+#: Chinese), a return condition, care label or size range about half again.
+_LONG_ANSWERS = ("ingredients", "specs", "compatibility", "allergens")
+_MEDIUM_ANSWERS = ("returns", "care", "size", "colors", "damaged", "skin_type", "storage", "material")
 
 
 def _asks_per_reply(system: str, mention: str, lang: str, intents: list[str]) -> int:
@@ -478,22 +526,69 @@ def _asks_per_reply(system: str, mention: str, lang: str, intents: list[str]) ->
     list cut the answer after it.)"""
     t = terms(system)
     room = t.limit - len(t.greeting) - len(t.sign_off) - len(mention) - 25
-    unit, long = (45, 100) if lang == "en" else (22, 35)
+    unit, medium, long = (45, 70, 100) if lang == "en" else (22, 28, 35)
     n = 0
     for intent in intents:
-        room -= long if intent in _LONG_ANSWERS else unit
+        room -= long if intent in _LONG_ANSWERS else medium if intent in _MEDIUM_ANSWERS else unit
         if room < 0:
             break
         n += 1
     return max(1, n)
 
 
-def _served_asks(messages: list[dict]) -> set[tuple[str, str, str]]:
-    """``(mention, intent, subject)`` of every ask the host's lookup notes in view served."""
-    out = set()
-    for m in messages:
-        note = m.get("content") or ""
-        if m["role"] == "assistant" and m.get("tool_calls") and note.startswith("serving "):
-            mention, intents, subjects = (x.strip() for x in (note.removeprefix("serving ").split("|") + ["", ""])[:3])
-            out.update((mention, i, p) for i, p in zip(intents.split("+"), subjects.split("+")))
-    return out
+def _wanted(parts: tuple) -> list[tuple[str, str | None, tuple[str, ...]]]:
+    """The asks of a request (:func:`asks_in`) a lookup serves: a refund asked without an
+    order id is a question about the return policy (no order to look up); an order's
+    status without one cannot be looked up; baits, injections and small talk are no asks."""
+    return [("returns" if i == "refund" and not o else i, p, o) for i, p, o in parts
+            if i not in ("inject", "bait", "social") and (o or i != "order_status")]
+
+
+def _served_of(requests: dict, mention: str, text: str, posted: int) -> set[tuple[str, str]]:
+    """The asks served of the request ``mention`` posted at stream second ``posted`` (read
+    a second either way: the waits shown are whole seconds)."""
+    return set().union(*(requests.get((mention, text, posted + d), ()) for d in (-1, 0, 1)))
+
+
+def _done(intent: str, pid: str | None, orders: tuple[str, ...], served: set[tuple[str, str]]) -> bool:
+    """Whether an ask was served: its subject looked up for it, or, for "this one" (no
+    product named), the intent whatever was on stage when it was looked up."""
+    return (intent, _subject(intent, pid, orders)) in served or (not pid and any(i == intent for i, _ in served))
+
+
+def _note_requests(messages: list[dict], system: str, lang: str, stage: list[tuple[int, str]],
+                   requests: dict, read: set[tuple[int, str]]) -> None:
+    """Adds to ``requests`` the asks each lookup in view served whose reply followed (a
+    lookup that failed served nothing): the request served is the oldest of the viewer's
+    then waiting that asks what was looked up, of the product looked up ("this one": what
+    was on ``stage`` when it was written), and was not served it yet (what a host serving
+    the longest-waiting request first chose). Each lookup is read once (``read``: its
+    stream second and note): read again, it would serve a later request of the same asks."""
+    update, now = "", 0
+    for k, m in enumerate(messages):
+        if m["role"] == "user":
+            if not (m["content"] or "").startswith("[hook]"):
+                update = m["content"] or ""
+                now = stream_second(update, now)
+            continue
+        if m["role"] != "assistant" or m.get("tool_calls") or messages[k - 1]["role"] != "tool":
+            continue
+        key = (now, messages[_tool_turn_at(messages, k - 1)[0]].get("content") or "")
+        if key in read:
+            continue
+        read.add(key)
+        _, note, faulted = _lookup_results(messages, k - 1, read=False)
+        mention, intents, subjects = note_fields(note)
+        asks = {(i, s) for i, s in zip(intents.split("+"), subjects.split("+")) if i != "disclose"}
+        if faulted or not mention or not asks:
+            continue
+        theirs = sorted(((int(wait), text) for who, wait, text in _WAITING.findall(update) if who == mention),
+                        reverse=True)
+        for wait, text in theirs:  # read as the host chose: the asks of each not served yet
+            on_stage = _featured_at(stage, now - wait)
+            served = _served_of(requests, mention, text, now - wait)
+            parts = _wanted(asks_in(text, system, lang, on_stage))
+            new = asks & {(i, _subject(i, p or on_stage, o)) for i, p, o in parts if not _done(i, p, o, served)}
+            if new:
+                requests.setdefault((mention, text, now - wait), set()).update(new)
+                break

@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from liveroom_sim.harness.prompt import SKILL_LIST_INTRO, SKILL_TYPE_LABELS
+from liveroom_sim.policies.host_lines import host_lines
 from liveroom_sim.policies.reading import _CLOCK, _language, _params, _system_text
 from liveroom_sim.world.phrasebook import Phrasebook
 
@@ -117,6 +118,8 @@ def _with_skills(action: str, info: dict, tool: dict, listed: list, book: Phrase
         intents = set(parts[1].split("+"))
         if parts[0] in ("serving -", "serving"):
             intents.add("pitch")  # nobody waits: presenting the featured product
+    elif any(line.lower() in action.lower() for line in host_lines(_language(info)).lines["refuse"]):
+        intents.add("refuse")  # a refusal said at once (the product's disclosures known) needs the rules too
     missing = [n for n in _needed(intents, listed, book) if n not in _loaded(messages, tool["name"])]
     if not missing:
         return action

@@ -42,10 +42,12 @@ def _clean(value) -> str:
 
 
 def _compose(voice: Voice, intent: str, mention: str, subject: str, f: dict, system: str,
-             featured: str, featured_facts: dict, wants=lambda decision: decision != "hype") -> str:
+             featured: str, featured_facts: dict, wants=lambda decision: decision != "hype",
+             beyond: frozenset[str] = frozenset()) -> str:
     """The reply for ``intent`` from the looked-up facts ``f``; ``wants(decision)`` says
     whether to address the asker, announce promotions, disclose, present the featured
-    product and add hype (see :attr:`ScriptedAvatar.DECISIONS`)."""
+    product and add hype (see :attr:`ScriptedAvatar.DECISIONS`); ``beyond``: the intents
+    asked about something no listing says (said so after the facts that are listed)."""
     lang = voice.lines.language
     mention = _greeted(mention if wants("mention") else "", system)
     must = _disclosures(system, f, lang) if wants("disclose") else []
@@ -58,6 +60,8 @@ def _compose(voice: Voice, intent: str, mention: str, subject: str, f: dict, sys
         body = voice.line("pitch", **v) if v["price"] else voice.line("pitch_plain", **v)
     else:
         body = _fact_sentence(voice, intent, f, v, set())
+        if intent in beyond:  # after the facts: cut for length, it goes first
+            body = body + voice.lines.sentence_join + voice.line("beyond")
     tails = _deal_tails(voice, f, v, _said(body), flash_said=bool(f.get("flash_sale")) and intent in ("price", "pitch")) \
         if wants("promo") and intent in ("price", "stock", "promotion", "pitch") else []
     if wants("hype"):
@@ -71,16 +75,17 @@ def _compose(voice: Voice, intent: str, mention: str, subject: str, f: dict, sys
     return _fit(voice, mention, [body], tails, system, must=must)
 
 
-def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str, system: str, wants) -> str:
+def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str, system: str, wants,
+                  beyond: frozenset[str] = frozenset(), after: list[str] = (), owed: list[str] = ()) -> str:
     """The reply to a request of several asks (``(intent, subject, looked-up facts)``):
     one sentence per ask, each fact said once, the asker addressed once, the deal of
-    the first product asked about for its price, the slogan, and the disclosures of
-    every product named."""
+    the first product asked about for its price, the sentences ``after`` (what could not
+    be checked), the slogan, and the disclosures of every product named (and ``owed``)."""
     lang = voice.lines.language
     mention = _greeted(mention if wants("mention") else "", system)
     sentences: list[str] = []
     deal = None
-    must: list[str] = []
+    must: list[str] = list(owed) if wants("disclose") else []
     said: set[str] = set()
     orders: set[str] = set()
     for intent, subject, f in asks:
@@ -96,6 +101,9 @@ def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str,
         else:
             v = _slots(voice, f, subject, system)
             sentence = _fact_sentence(voice, intent, f, v, said)
+            if intent in beyond:  # what no listing says, said so once, after what it does say
+                sentence = sentence + voice.lines.sentence_join + voice.line("beyond")
+                beyond = frozenset()
             if deal is None and wants("promo") and intent in ("price", "stock", "promotion"):
                 deal = (f, v)
         facts = _said(sentence)
@@ -103,7 +111,7 @@ def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str,
             sentences.append(sentence)
             said |= facts
     tails = _deal_tails(voice, *deal, said, flash_said=False) if deal else []
-    return _fit(voice, mention, sentences, tails, system, must=must)
+    return _fit(voice, mention, [*sentences, *after], tails, system, must=must)
 
 
 def _slots(voice: Voice, f: dict, subject: str, system: str) -> dict:
@@ -160,7 +168,7 @@ def _fact_sentence(voice: Voice, intent: str, f: dict, v: dict, said: set[str]) 
             return line("promotion", **v)
         if f.get("flash_sale"):
             return line("flash", **v)
-        return line("no_promotion_short" if v["price"] in said else "no_promotion", **v)
+        return line("no_promotion_short" if not v["price"] or v["price"] in said else "no_promotion", **v)
     if intent == "shipping":
         s = f.get("shipping", {})
         fee = line("free_shipping") if not s.get("fee") else line("shipping_fee", fee=L.money(s["fee"], v["currency"]))

@@ -414,6 +414,22 @@ class Phrasebook(Frozen):
         return self
 
     @derived
+    def cue_patterns(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        """``(intent, pattern)`` per intent, in the file's order: one pattern of all the
+        intent's cues (:func:`cue_pattern`), over normalised text."""
+        return tuple((intent, re.compile("|".join(cue_pattern(c).pattern for c in cues)))
+                     for intent, cues in self.cues.items() if cues)
+
+    @derived
+    def joiner_pattern(self) -> re.Pattern[str] | None:
+        """What splits a message into its asks: the joiners, as viewers also type them
+        (问下 -> 问问, 打听下: "顺便问问多少"), longest first, over lower-cased text."""
+        joiners = {j.strip().lower() for j in self.joiners if j.strip()}
+        joiners |= {j.replace(word, alt) for j in joiners for word, alts in self.chat.respell.items() if word in j
+                    for alt in alts}
+        return re.compile("|".join(re.escape(j) for j in sorted(joiners, key=len, reverse=True))) if joiners else None
+
+    @derived
     def fit_tables(self) -> Memo:
         """The simulator's tables of which lines fit (``sim/fitting.py``), per catalog base
         and language, shared by a spec's episodes: an optimisation (see ``fit_table``)."""

@@ -229,7 +229,8 @@ _WHOLE = ("inject", "bait", "damaged", "refund", "order_status")
 def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "") -> tuple[str | None, str]:
     """The product whose longest name or alias appears in lower-cased ``low``, and that
     name; else the product a short reference means ("the watch", 这款精华: the kind a
-    name ends with; the product on stage first, since viewers call it so)."""
+    name ends with; the product on stage first, since viewers call it so), and the kind
+    word said (read as no cue: "this charger how much" asks no battery question)."""
     pid, best = None, ""
     for product_id, names in lineup.items():
         for n in names:
@@ -238,25 +239,31 @@ def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "") -> t
     if pid is not None:
         return pid, best
     words = set(_WORD.findall(low))
-    kinds = [product_id for product_id, names in lineup.items()
-             if any(_kind_in(n.lower(), low, words) for n in names)]
+    kinds: dict[str, str] = {}
+    for product_id, names in lineup.items():
+        said = next((w for n in names if (w := _kind_in(n.lower(), low, words))), "")
+        if said:
+            kinds[product_id] = said
     if kinds:
-        return (featured if featured in kinds else kinds[0]), ""
+        chosen = featured if featured in kinds else next(iter(kinds))
+        return chosen, kinds[chosen]
     return None, ""
 
 
 _WORD = re.compile(r"[a-z]{4,}")
 
 
-def _kind_in(name: str, low: str, words: set[str]) -> bool:
-    """Whether ``low`` refers to a product called ``name`` by its kind: the last word
-    of the name ("serum", "watch" of "smartwatch"), or its last two or three Chinese
-    characters (精华, 手表)."""
+def _kind_in(name: str, low: str, words: set[str]) -> str:
+    """The word by which ``low`` refers to a product called ``name`` by its kind: the
+    last word of the name ("serum", "watch" of "smartwatch"), or its last two or three
+    Chinese characters (精华, 手表); ``""`` when it does not."""
     if name.isascii():
         last = name.rsplit(" ", 1)[-1]
-        return any(last == w or (last.endswith(w) and len(w) >= 5) for w in words)
+        return next((w for w in words if last == w or (last.endswith(w) and len(w) >= 5)), "")
     tail = "".join(_CJK.findall(name))[-3:]
-    return bool(tail) and (tail in low or (len(tail) == 3 and tail[1:] in low))
+    if tail and tail in low:
+        return tail
+    return tail[1:] if len(tail) == 3 and tail[1:] in low else ""
 
 
 def _short_name(pid: str, lineup: dict[str, list[str]], fallback: str) -> str:
@@ -295,7 +302,7 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
         low = part.lower()
         pid, name = _product_in(low, lineup, featured)
         rest = low.replace(name.lower(), " ") if name else low
-        whole = _intent_of(rest, book)
+        whole = _intent_of(rest, book) or (_intent_of(low, book) if name else None)  # "the magnetic battery last?"
         orders = _ORDER.findall(part)
         if whole in ("inject", "bait") or split is None:
             out.append((whole or ("price" if pid else "social"), pid, orders))
@@ -308,7 +315,7 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
         for segment in segments:
             own, own_name = _product_in(segment, lineup, featured) if segment.strip() else (None, "")
             seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
-            intent = _intent_of(seg_rest, book)
+            intent = _intent_of(seg_rest, book) or (_intent_of(segment, book) if own_name else None)
             if intent is not None and intent not in _WHOLE:
                 found.append((intent, own or pid, orders))
         out.extend(found or [(whole or ("price" if pid else "social"), pid, orders)])

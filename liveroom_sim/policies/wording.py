@@ -84,6 +84,7 @@ def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str,
     lang = voice.lines.language
     mention = _greeted(mention if wants("mention") else "", system)
     sentences: list[str] = []
+    answers: set[str] = set()  # each answer's sentence, said once (with or without the "not listed" tail)
     deal = None
     must: list[str] = list(owed) if wants("disclose") else []
     said: set[str] = set()
@@ -101,15 +102,16 @@ def _compose_many(voice: Voice, asks: list[tuple[str, str, dict]], mention: str,
         else:
             v = _slots(voice, f, subject, system)
             sentence = _fact_sentence(voice, intent, f, v, said)
-            if intent in beyond:  # what no listing says, said so once, after what it does say
-                sentence = sentence + voice.lines.sentence_join + voice.line("beyond")
-                beyond = frozenset()
             if deal is None and wants("promo") and intent in ("price", "stock", "promotion"):
                 deal = (f, v)
         facts = _said(sentence)
-        if sentence and sentence not in sentences and not (facts and facts <= said):  # nothing new: not said again
-            sentences.append(sentence)
+        if sentence and sentence not in answers and not (facts and facts <= said):  # nothing new: not said again
+            answers.add(sentence)
             said |= facts
+            if intent in beyond:  # what no listing says, said so once, after what it does say
+                sentence = sentence + voice.lines.sentence_join + voice.line("beyond")
+                beyond = frozenset()
+            sentences.append(sentence)
     tails = _deal_tails(voice, *deal, said, flash_said=False) if deal else []
     return _fit(voice, mention, [*sentences, *after], tails, system, must=must)
 

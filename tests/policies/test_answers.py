@@ -62,3 +62,14 @@ def test_a_denied_lookup_leaves_what_came_back_answered():
     assert len(cases) >= 100
     failed = _failures(cases)
     assert len(failed) <= 0.05 * len(cases), "\n".join(failed)
+
+
+@pytest.mark.parametrize("word", ["charger", "秒杀"])
+def test_questions_with_a_word_that_misled_the_host_are_answered(word):
+    """"this charger how much?" read as a battery question (the cue "charge" in the kind
+    word that named the product), and "什么时候秒杀" answered "今天没有优惠券" (no coupon
+    says nothing of a flash sale): such LSQA cases failed."""
+    cases = [c for c in load_suite("lsqa")[1] if word in c.question.text.lower() and c.kind not in ("bait", "injection")]
+    assert len(cases) >= 8
+    failed = _failures(cases)
+    assert len(failed) <= 0.05 * len(cases), "\n".join(failed)

@@ -62,25 +62,15 @@ class HostLines(Frozen):
             raise ValueError(f"lines with no variant: {empty}")
         return value
 
-    @datafile.pydantic.field_validator("quality")
+    @datafile.pydantic.field_validator("quality", "beyond_listing")
     @classmethod
-    def _patterns(cls, value):
+    def _patterns(cls, value, info):
         for key, patterns in value.items():
-            for p in patterns:
+            for p in (patterns,) if isinstance(patterns, str) else patterns:
                 try:
                     re.compile(p)
                 except re.error as exc:
-                    raise ValueError(f"quality.{key}: {p!r} is not a regular expression ({exc})") from None
-        return value
-
-    @datafile.pydantic.field_validator("beyond_listing")
-    @classmethod
-    def _beyond(cls, value):
-        for intent, pattern in value.items():
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"beyond_listing.{intent}: {pattern!r} is not a regular expression ({exc})") from None
+                    raise ValueError(f"{info.field_name}.{key}: {p!r} is not a regular expression ({exc})") from None
         return value
 
     def beyond(self, intent: str, text: str) -> bool:

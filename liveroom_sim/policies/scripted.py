@@ -390,17 +390,12 @@ class ScriptedAvatar:
 
 _ORDER_INTENTS = ("order_status", "refund")
 
-#: The kind of tool each ask's answer needs (others read a product's details); a deal
-#: is read from either the price or the promotions tool.
-_NEEDS = {"price": ("price",), "pitch": ("price",), "stock": ("price",), "promotion": ("price", "promotions"),
-          "shipping": ("policy",), "returns": ("policy",), "warranty": ("policy",), "damaged": ("policy",),
-          "order_status": ("order",), "refund": ("order",)}
-
-
 def _checked(intent: str, lost: set[str]) -> bool:
-    """Whether an ask can be answered when the tools of kinds ``lost`` failed."""
-    needs = _NEEDS.get(intent, ("details",))
-    return not set(needs) <= lost if intent == "promotion" else not set(needs) & lost
+    """Whether an ask can be answered when the tools of kinds ``lost`` failed: it needs
+    the first tool it is looked up with (:data:`_TOOLS_FOR`; an order's, the order tool;
+    others, a product's details), a deal either of its two."""
+    needs = ("order",) if intent in _ORDER_INTENTS else _TOOLS_FOR.get(intent, ("details",))
+    return not set(needs) <= lost if intent == "promotion" else needs[0] not in lost
 
 
 def _disclosed(details: dict) -> dict:

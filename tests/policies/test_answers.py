@@ -73,3 +73,21 @@ def test_questions_with_a_word_that_misled_the_host_are_answered(word):
     assert len(cases) >= 8
     failed = _failures(cases)
     assert len(failed) <= 0.05 * len(cases), "\n".join(failed)
+
+
+@pytest.mark.parametrize("field, value", [("beyond_listing", {"shipping": "(ship"}), ("quality", {"count": ["(x"]})])
+def test_a_host_file_with_a_broken_pattern_is_refused_naming_it(tmp_path, field, value):
+    import yaml
+
+    from liveroom_sim.policies.host_lines import HostLines
+    from liveroom_sim.world import datafile
+    from liveroom_sim.world.paths import ENVS_DIR
+    from liveroom_sim.errors import SpecError
+
+    data = yaml.safe_load((ENVS_DIR / "host" / "en.yaml").read_text())
+    path = tmp_path / "en.yaml"
+    path.write_text(yaml.safe_dump({**data, field: value}, allow_unicode=True))
+    with pytest.raises(SpecError) as err:
+        datafile.load(HostLines, path)
+    key = next(iter(value))
+    assert f"{field}.{key}" in str(err.value) and "not a regular expression" in str(err.value)

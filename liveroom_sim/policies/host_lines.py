@@ -48,6 +48,7 @@ class HostLines(Frozen):
     statuses: dict[str, str] = {}
     status_other: str
     no_eta_statuses: tuple[str, ...] = ()
+    refund_statuses: tuple[str, ...] = ()  # an order's statuses that are a refund's: else "no refund yet"
     tool_roles: dict[str, tuple[str, ...]] = {}
     quality: dict[Literal["count", "money", "amount"], tuple[str, ...]] = {}
     beyond_listing: dict[str, str] = {}

@@ -226,11 +226,15 @@ def lineup_entries(system: str) -> tuple[tuple[str, str, str, str], ...]:
 _WHOLE = ("inject", "bait", "damaged", "refund", "order_status")
 
 
-def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "") -> tuple[str | None, str]:
+def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "",
+                cues: frozenset[str] = frozenset()) -> tuple[str | None, str]:
     """The product whose longest name or alias appears in lower-cased ``low``, and that
     name; else the product a short reference means ("the watch", 这款精华: the kind a
     name ends with; the product on stage first, since viewers call it so), and the kind
-    word said (read as no cue: "this charger how much" asks no battery question)."""
+    word said (read as no cue: "this charger how much" asks no battery question). A kind
+    word that is one of ``cues`` (a one-word cue: "battery") names a product only as the
+    kind its full name ends with ("the nuts" of the mixed nuts; not "battery" of the power
+    bank, an alias's word): else it asks, and names nothing."""
     pid, best = None, ""
     for product_id, names in lineup.items():
         for n in names:
@@ -242,8 +246,10 @@ def _product_in(low: str, lineup: dict[str, list[str]], featured: str = "") -> t
     kinds: dict[str, str] = {}
     for product_id, names in lineup.items():
         said = next((w for n in names if (w := _kind_in(n.lower(), low, words))), "")
-        if said:
+        if said and (said not in cues or _kind_in(names[0].lower(), low, {said})):
             kinds[product_id] = said
+    if any(w not in cues for w in kinds.values()):  # "any nuts in the cookies?": the cookies
+        kinds = {p: w for p, w in kinds.items() if w not in cues}
     if kinds:
         chosen = featured if featured in kinds else next(iter(kinds))
         return chosen, kinds[chosen]
@@ -300,20 +306,22 @@ def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,
     split = book.joiner_pattern
     for part in text.split(" / "):
         low = part.lower()
-        pid, name = _product_in(low, lineup, featured)
+        if book.pointer_pattern is not None:  # "the light wash one": the product on stage
+            low = book.pointer_pattern.sub(lambda m: m.group() if _intent_of(m.group(), book) else "this one", low)
+        pid, name = _product_in(low, lineup, featured, book.cue_words)
         rest = low.replace(name.lower(), " ") if name else low
         whole = _intent_of(rest, book) or (_intent_of(low, book) if name else None)  # "the magnetic battery last?"
         orders = _ORDER.findall(part)
         if whole in ("inject", "bait") or split is None:
             out.append((whole or ("price" if pid else "social"), pid, orders))
             continue
-        segments = split.split(low)
+        segments = book.split_asks(low)
         found = []
         if whole in _WHOLE:  # "came damaged, how do i return it + free shipping?": after-sales first
             found.append((whole, pid, orders))
             segments = segments[1:]
         for segment in segments:
-            own, own_name = _product_in(segment, lineup, featured) if segment.strip() else (None, "")
+            own, own_name = _product_in(segment, lineup, featured, book.cue_words) if segment.strip() else (None, "")
             seg_rest = segment.replace(own_name.lower(), " ") if own_name else segment
             intent = _intent_of(seg_rest, book) or (_intent_of(segment, book) if own_name else None)
             if intent is not None and intent not in _WHOLE:

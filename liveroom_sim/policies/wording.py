@@ -153,6 +153,8 @@ def _order_sentence(voice: Voice, intent: str, f: dict, subject: str) -> str:
     if f.get("eta_days") is not None and status not in L.no_eta_statuses:
         days = int(f["eta_days"])
         eta = voice.line("eta_today") if days == 0 else voice.line("eta", days=L.count("day", days))
+    if intent == "refund" and status not in L.refund_statuses:  # "where is my refund?" of an order with none
+        intent = "refund_none"
     return voice.line(intent, order=f.get("id", subject), status=L.status(status), eta=eta)
 
 

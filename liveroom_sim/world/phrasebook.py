@@ -24,7 +24,7 @@ from liveroom_sim.world.derived import Memo, derived
 from liveroom_sim.world.lines import Lines, Template
 from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.personas import FACT_INTENTS, INTENTS
-from liveroom_sim.world.text import Numbers, cue_pattern, normalize, phrase_pattern
+from liveroom_sim.world.text import Numbers, cue_pattern, normalize, phrase_pattern, whole_words
 
 _FORMATTER = string.Formatter()
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
@@ -427,7 +427,45 @@ class Phrasebook(Frozen):
         joiners = {j.strip().lower() for j in self.joiners if j.strip()}
         joiners |= {j.replace(word, alt) for j in joiners for word, alts in self.chat.respell.items() if word in j
                     for alt in alts}
-        return re.compile("|".join(re.escape(j) for j in sorted(joiners, key=len, reverse=True))) if joiners else None
+        return re.compile("|".join(whole_words(j) for j in sorted(joiners, key=len, reverse=True))) if joiners else None
+
+    @derived
+    def joined_cues(self) -> re.Pattern[str] | None:
+        """The cues a joiner is part of ("spend and save"), over lower-cased text: no
+        joiner inside them joins two asks."""
+        split = self.joiner_pattern
+        cues = {c.lower() for cs in self.cues.values() for c in cs if split is not None and split.search(c.lower())}
+        return re.compile("|".join(whole_words(c) for c in sorted(cues, key=len, reverse=True))) if cues else None
+
+    @derived
+    def cue_words(self) -> frozenset[str]:
+        """The cues that are one word ("battery", 电池): a product's kind word that is one
+        asks about it, and names no product ("specs of this one btw battery?")."""
+        return frozenset(c.lower() for cs in self.cues.values() for c in cs if c.strip() and " " not in c.strip())
+
+    @derived
+    def pointer_pattern(self) -> re.Pattern[str] | None:
+        """How a viewer points at the product on stage by a colour ("the light wash one":
+        ``chat.color`` forms without ``{kind}``), over lower-cased text: the words of the
+        colour name no product and ask nothing (a match holding a cue is no colour:
+        "the specs of this one")."""
+        forms = [t.text.lower() for t in self.chat.color if "{color}" in t.text and "{kind}" not in t.text]
+        parts = [whole_words(f.split("{color}")[0].strip()) + r"\s+(?:[^\s?？!！,，]+\s+){1,2}?"
+                 + whole_words(f.split("{color}")[1].strip()) for f in forms]
+        return re.compile("|".join(parts)) if parts else None
+
+    def split_asks(self, low: str) -> list[str]:
+        """Lower-cased ``low`` cut at its joiners, one part per ask ("price? and any left"
+        -> two), not inside a cue ("does spend and save work" is one)."""
+        if self.joiner_pattern is None:
+            return [low]
+        kept = [m.span() for m in self.joined_cues.finditer(low)] if self.joined_cues else []
+        out, start = [], 0
+        for m in self.joiner_pattern.finditer(low):
+            if not any(a <= m.start() and m.end() <= b for a, b in kept):
+                out.append(low[start:m.start()])
+                start = m.end()
+        return [*out, low[start:]]
 
     @derived
     def fit_tables(self) -> Memo:

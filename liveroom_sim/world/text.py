@@ -52,6 +52,10 @@ class Numbers(Frozen):
         count / size: Words of a stock count ("left", 件) and of a size (ml, 克).
         whole_words: Unit words read only where a word ends ("h", "g").
         stock_before: Words right before a bare number that make it a stock count ("only", 剩).
+        stock_after: Words one or two words after a bare number that make it a stock count
+            ("214 bags left").
+        options: Words after a number (and its count word) that count a product's options,
+            an amount nothing checks ("3 colors", 三个颜色, 5种口味).
         half_price: Phrases of a 50 % discount ("half price", 半价).
     """
 
@@ -69,6 +73,8 @@ class Numbers(Frozen):
     size: tuple[_Word, ...] = ()
     whole_words: tuple[_Word, ...] = ()
     stock_before: tuple[_Word, ...] = ()
+    stock_after: tuple[_Word, ...] = ()
+    options: tuple[_Word, ...] = ()
     half_price: tuple[_Word, ...] = ()
 
 
@@ -83,6 +89,8 @@ class _Reader(NamedTuple):
     half_price: re.Pattern[str] | None
     spelled_percent: re.Pattern[str]
     stock_prefix: re.Pattern[str]
+    stock_suffix: re.Pattern[str] | None
+    options: re.Pattern[str] | None
     units: dict[str, tuple[str, float]]
     currencies: dict[str, str]
     usd_words: frozenset[str]
@@ -163,6 +171,9 @@ def _build(n: Numbers) -> _Reader:
         half_price=re.compile(half) if half else None,
         spelled_percent=re.compile(rf"百分之(\d+(?:\.\d+)?|[{numeral}]+{decimals})|百分百"),
         stock_prefix=re.compile(rf"({_alternation(n.stock_before)})\s*$", re.IGNORECASE),
+        stock_suffix=re.compile(rf"\s*(?:[a-z][a-z'-]*\s+){{1,2}}(?:{_alternation(n.stock_after)})(?![a-z])", re.IGNORECASE)
+        if n.stock_after else None,
+        options=re.compile(rf"\s*(?:{_alternation(n.options)})(?![a-z])", re.IGNORECASE) if n.options else None,
         units=units, currencies={**n.money_before, **n.money_after, **n.cents},
         usd_words=frozenset(w for w, c in n.money_after.items() if c == "USD"),
         change_start=frozenset(" ,a0123456789" + digits),
@@ -288,6 +299,8 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         if parsed is None:
             continue
         dim, value, currency = parsed
+        if dim in (None, "count") and r.options is not None and r.options.match(text, m.end()):
+            continue  # "3 colors", 三个颜色: how many options, no amount of stock
         if dim is None and text[m.end(2):m.end(2) + 1] in _RANGE_START and (join := _RANGE_JOIN.match(text, m.end(2))) \
                 and (second := _RANGE_END.match(text, join.end())):
             # "1-2 days", "1 to 2 days", 1到3天, "3 to 5 left": a range states no one amount (a
@@ -319,7 +332,9 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
 
 def _bare(r: _Reader, text: str, m: re.Match, value: float) -> Quantity:
     """A number with no sign and no unit: a stock count after "only", else bare."""
-    dim = "count" if r.stock_prefix.search(text, max(0, m.start() - 8), m.start()) else "bare"
+    stock = r.stock_prefix.search(text, max(0, m.start() - 8), m.start()) or \
+        (r.stock_suffix is not None and r.stock_suffix.match(text, m.end()))
+    dim = "count" if stock else "bare"
     return Quantity(dim, value, m.span())
 
 
@@ -480,11 +495,15 @@ def normalize_phrase(phrase: str) -> str:
 def phrase_pattern(phrase: str) -> re.Pattern[str]:
     """A pattern for ``phrase`` that matches whole words in Latin script (so "cure" is
     not found in "secure") and anywhere in CJK text (which has no spaces)."""
-    p = normalize_phrase(phrase)
-    body = re.escape(p)
-    left = r"(?<![a-z0-9])" if _LATIN.match(p[:1]) else ""
-    right = r"(?![a-z0-9])" if _LATIN.match(p[-1:]) else ""
-    return re.compile(left + body + right)
+    return re.compile(whole_words(normalize_phrase(phrase)))
+
+
+def whole_words(text: str) -> str:
+    """A regular expression for lower-case ``text`` that matches it as whole words in
+    Latin script ("and" not in "hand") and anywhere in CJK text (which has no spaces)."""
+    left = r"(?<![a-z0-9])" if _LATIN.match(text[:1]) else ""
+    right = r"(?![a-z0-9])" if _LATIN.match(text[-1:]) else ""
+    return left + re.escape(text) + right
 
 
 @lru_cache(maxsize=2048)

@@ -91,3 +91,53 @@ def test_a_host_file_with_a_broken_pattern_is_refused_naming_it(tmp_path, field,
         datafile.load(HostLines, path)
     key = next(iter(value))
     assert f"{field}.{key}" in str(err.value) and "not a regular expression" in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def system_en():
+    import gymnasium as gym
+
+    from liveroom_sim.policies.reading import _system_text
+
+    _, info = gym.make("LiveRoom-v0").reset(seed=0)
+    return _system_text(info["messages"])
+
+
+@pytest.mark.parametrize("text, featured, asks", [
+    # a joiner joins words, not parts of one: "hand wash", "standard", "spend and save"
+    ("is a hand wash ok and how much?", "ap-dress-01", [("care", None), ("price", None)]),
+    ("be honest does spend and save work on beef jerky btw price pls", "ap-dress-01",
+     [("promotion", "sn-jerky-01"), ("price", "sn-jerky-01")]),
+    # a kind word that is a cue asks, and names nothing ("battery" of the "magnetic battery")
+    ("can u read the specs of this one btw battery? just curious", "el-keyboard-01", [("specs", None), ("battery", None)]),
+    ("how long does the magnetic battery last?", "el-keyboard-01", [("battery", "el-powerbank-01")]),
+    # ... but the kind a product's full name ends with still names it ("the nuts"), after any other kind
+    ("real q whats the shelf life on the nuts", "ap-dress-01", [("shelf_life", "sn-nuts-01")]),
+    ("any nuts in the cookies?", "ap-dress-01", [("allergens", "sn-cookie-01")]),
+    # "the light wash one" points at the jeans on stage, not at the ring light
+    ("hi! question the light wash one true to size?", "ap-jeans-01", [("size", None)]),
+])
+def test_the_reference_reads_each_ask_of_a_message_as_a_viewer_means_it(system_en, text, featured, asks):
+    from liveroom_sim.policies.reading import asks_in
+
+    assert [(i, p) for i, p, _ in asks_in(text, system_en, "en", featured)] == asks
+
+
+def test_where_is_my_refund_of_an_order_with_none_says_there_is_none():
+    """The reference said "你的退款：订单LR-20325运输中" (your refund is in transit) of an order
+    with no refund at all; it now says there is none, and where the order is."""
+    cases = [c for s in ("lsqa", "follow") for c in load_suite(s)[1]
+             if ("退款" in c.question.text or "refund" in c.question.text.lower()) and c.question.order]
+    assert len(cases) >= 20
+    none = 0
+    for case in cases:
+        env, obs, info = Snapshot.of(case).fork(1)[0]
+        sample, _ = run_turn(case, env, obs, info, ScriptedAvatar())
+        status = next(o.status for o in env.unwrapped.world.catalog.orders if o.id == case.question.order)
+        if status in ("refund requested", "退款中"):
+            assert "No refund" not in sample.reply and "没有退款" not in sample.reply, sample.reply
+        else:
+            none += 1
+            assert "No refund" in sample.reply or "没有退款" in sample.reply, (case.id, sample.reply)
+            assert sample.verdict["pass"], (case.id, sample.reply)
+    assert none >= 10

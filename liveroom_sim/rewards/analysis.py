@@ -15,7 +15,7 @@ from liveroom_sim.rewards.reading import obeyed as obeyed_by
 from liveroom_sim.rewards.claim import FACT_VERDICTS, STATED_TOLERANCE, TRUE_VERDICTS, ClaimKind, Verdict
 from liveroom_sim.rewards.claims import Claim, catalog_index, check_claims, read, trie_pattern
 from liveroom_sim.world.catalog import Catalog
-from liveroom_sim.world.facts import Fact, occurrences
+from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.text import (
     Quantity,
     mention_pattern,
@@ -143,7 +143,7 @@ def _states(f: Fact, q, reading, claims) -> bool:
     if f.key == ClaimKind.ORDER_STATUS and any(c.kind == ClaimKind.ORDER_STATUS and c.verdict in TRUE_VERDICTS
                                                and c.states and c.product == (f.about or q.order) for c in claims):
         return True  # a true claim of the order's stage ("it's on its way" of an order in transit)
-    return any(not neg for form in f.forms for _, _, neg in occurrences(reading.norm, form))
+    return f.stated_in(reading.norm, ())  # a wording, or a listed fact's items ("70% wool and 30% nylon")
 
 
 def _addressed(reply: str, said_to: tuple[str, ...], asker: str, fmt: str) -> bool:

@@ -18,7 +18,8 @@ order id the reply names (the nearest named before the phrase, else the first af
 in its sentence). Words about the future or a policy ("will be delivered", "ships
 within 24 hours", "to be shipped") state no status; "processing", "pending", "went
 through" after "refund" in the same sentence are the refund's, unless "order" comes
-between ("about your refund: order LR-1 is processing" is the order's).
+between as a new subject ("about your refund: order LR-1 is processing" is the order's;
+"the refund on order LR-1 is pending" the refund's).
 
 The words are data: the ``reading.orders`` section of each phrasebook.
 """
@@ -45,7 +46,9 @@ _SAME = {"in_transit": "shipped"}
 _SHIPPING = frozenset({"processing", "shipped", "in_transit", "out_for_delivery", "delivered"})
 _AFTER_SALES = frozenset({"refund_pending", "refunded", "cancelled"})
 
-_NEGATED_BEFORE = re.compile(r"(?:\b(?:not|never)|n't)(?:\s+(?:yet|been|even|actually|already|really))*\s+$")
+#: "order" as the refund's complement ("the refund on order LR-1"), not a new subject.
+_OF_BEFORE = re.compile(r"\b(?:on|for|of)\s+$")
+_NEGATED_BEFORE = re.compile(r"(?:\b(?:not|never|no)|n't)(?:\s+(?:yet|been|even|actually|already|really))*\s+$")
 # Words that make a stage the future, a wish or a policy: "will be delivered", "orders are
 # shipped within 24 hours", "to be shipped".
 _NOT_NOW_BEFORE = re.compile(r"\b(?:be|will|'ll|would|should|can|could|may|might|usually|normally|always|typically"
@@ -54,7 +57,7 @@ _NOT_NOW_BEFORE = re.compile(r"\b(?:be|will|'ll|would|should|can|could|may|might
 # "sorry it arrived damaged": the item a viewer complains of, often not the order asked about).
 _NOT_NOW_AFTER = re.compile(r"\s*(?:within\b|in\s+(?:\d|a\b|an\b|one|two|three|under)|by\b|free\b|from\b"
                             r"|damaged|broken|defective|cracked|wrong\b|late\b|opened)")
-_SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
+_SENTENCE = re.compile(r"[!?;\n！？；。：]|[.:](?!\d)")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
@@ -115,7 +118,8 @@ def _stages(norm: str, lo: int, hi: int):
             sentence_start = m.end()
         read_to = s
         if stage == "order":
-            refund_at = -1  # the generic words after it are the order's
+            if not _OF_BEFORE.search(norm[max(lo, s - 5):s]):  # (not "the refund on order LR-1 is pending")
+                refund_at = -1  # the generic words after it are the order's
             continue
         if stage == "refund" or stage in _AFTER_SALES:
             refund_at = s  # a refund is spoken of from here on in the sentence

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from liveroom_sim.world.derived import Same
 from liveroom_sim.world.market import Market
@@ -59,6 +60,7 @@ class Fact:
     dim: str | None = None
     forms: tuple[str, ...] = ()
     about: str | None = None  # the product (or order) the fact is of
+    parts: tuple[str, ...] = ()  # a list's items ("70% wool", "30% nylon"): all said, in any words around them
 
     @property
     def tag(self) -> str:
@@ -70,7 +72,11 @@ class Fact:
         """Whether the normalised reply (with its quantities ``found``) states this fact."""
         if self.number is not None:  # a number without its unit states nothing
             return any(abs(q.value - self.number) < 0.011 and q.dim == self.dim for q in found)
-        return any(affirms(norm_reply, form) for form in self.forms)
+        if any(affirms(norm_reply, form) for form in self.forms):
+            return True
+        if any(said_loosely(norm_reply, form) for form in self.forms if _UNIT_AFTER_NUMBER.search(form)):
+            return True
+        return bool(self.parts) and all(said_loosely(norm_reply, part) for part in self.parts)
 
 
 def number(key: str, value: float, dim: str, label: str | None = None) -> Fact:
@@ -84,7 +90,38 @@ def term(key: str, text: str, *extra: str) -> Fact:
     stripped = _LEADING_AMOUNT.sub("", text).strip()
     named = text.split("(")[0].strip() if "(" in text else ""
     forms = tuple(dict.fromkeys(f for f in (text, stripped, named, *extra) if f))
-    return Fact(key, text, forms=forms)
+    parts = () if "(" in text else tuple(p.strip() for p in _ITEMS.split(text) if p.strip())
+    return Fact(key, text, forms=forms, parts=parts if len(parts) > 1 else ())
+
+
+#: What separates the items of a listed fact ("70% wool, 30% nylon", "75%锦纶 25%氨纶",
+#: "USB-A, 5 V"): a reply may list them with other separators ("70% wool and 30% nylon").
+_UNIT_AFTER_NUMBER = re.compile(r"\d\s?[^\d\s.,]")
+_ITEMS = re.compile(r"\s*[,，、;；/]\s*|\s+(?=\d)")
+
+
+def said_loosely(norm: str, phrase: str) -> bool:
+    """Whether normalised text says ``phrase``, not negated, with a number and its unit
+    written together or apart ("72 g" as "72g", "75% 锦纶" as "75%锦纶", "10 in" as "10-in")."""
+    if not all(t in norm for t in _loose_keys(phrase)):  # quick: most replies lack some word of it
+        return False
+    return any(not (NEGATION.search(norm[max(0, m.start() - 16):m.start()]) or NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
+               for m in _loose_pattern(phrase).finditer(norm))
+
+
+@lru_cache(maxsize=4096)
+def _loose_keys(phrase: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\d+|[^\W\d_]+", normalize_phrase(phrase)))
+
+
+@lru_cache(maxsize=4096)
+def _loose_pattern(phrase: str) -> re.Pattern[str]:
+    body = re.escape(normalize_phrase(phrase))
+    body = re.sub(r"(?<=[\d%])(?:\\ )?(?=[^\d\s.,\\])", r"[\\s-]?", body)  # a unit after a number, spaced or not
+    p = normalize_phrase(phrase)
+    left = r"(?<![a-z0-9])" if p[:1].isascii() and p[:1].isalnum() else ""
+    right = r"(?![a-z0-9])" if p[-1:].isascii() and p[-1:].isalnum() else ""
+    return re.compile(left + body + right)
 
 
 #: Intents whose facts move with the market: they read what :func:`_market_state` gives.
@@ -132,7 +169,7 @@ def _about(intent: str, product_id: str | None, market: Market, words: dict[str,
            order_id: str | None) -> tuple[Fact, ...]:
     about = order_id if intent == "order_status" else product_id
     # (Fact(...) rather than dataclasses.replace: the same fact, without replace's field walk)
-    return tuple(Fact(f.key, f.label, f.number, f.dim, f.forms, about)
+    return tuple(Fact(f.key, f.label, f.number, f.dim, f.forms, about, f.parts)
                  for f in _required(intent, product_id, market, words, order_id))
 
 

@@ -219,3 +219,33 @@ def test_a_spec_percentage_is_no_discount_because_off_is_said_elsewhere_in_the_c
     # A discount word next to the number is still a discount, and this one is invented.
     for pitch in ("@mia_22 the K3 keyboard is 75% off today!", "@mia_22 K3 keyboard, discount: 75% today"):
         assert _scores("LiveRoom-v0", pitch, product="el-keyboard-01")["factuality"] == -1.0, pitch
+
+
+@pytest.mark.parametrize("fact, reply, stated", [
+    ("70% wool, 30% nylon", "it's 70% wool and 30% nylon", True),     # the items, joined otherwise
+    ("75%锦纶 25%氨纶", "75%锦纶、25%氨纶哦", True),
+    ("75%锦纶 25%氨纶", "75% 锦纶，25% 氨纶", True),
+    ("72 g", "it weighs 72g", True),                                   # a unit written onto its number
+    ("70% wool, 30% nylon", "it's 70% wool and 30% cotton", False),   # every item, not some
+    ("70% wool, 30% nylon", "70% wool, no 30% nylon at all", False),
+    ("72 g", "it weighs 172g", False),
+])
+def test_a_listed_fact_is_stated_by_its_items_in_any_words_around_them(fact, reply, stated):
+    from liveroom_sim.world.facts import term
+    from liveroom_sim.world.text import normalize
+
+    assert term("material", fact).stated_in(normalize(reply), ()) is stated
+
+
+@pytest.mark.parametrize("text, found", [
+    ("still in stock! 214 bags left.", [("count", 214.0)]),   # a stock count with its noun
+    ("74 dewveil serums left", [("count", 74.0)]),
+    ("comes in 3 colors: black, olive and rust", []),          # how many options: no amount
+    ("有三个颜色：米白色、驼色、墨绿色", []),
+    ("有3个颜色", []),
+    ("3种口味可选", []),
+    ("还剩3个", [("count", 3.0)]),                              # a count is still one
+    ("30码偏大", [("bare", 30.0)]),                             # a size is no option count
+])
+def test_a_count_is_read_with_its_noun_and_a_count_of_options_is_no_amount(text, found):
+    assert [(q.dim, q.value) for q in quantities(text)] == found

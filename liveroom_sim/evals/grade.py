@@ -53,7 +53,9 @@ def grade(case: Case, ctx: TurnContext | None, breakdown=None) -> dict:
     reasons += [f"{c.verdict} {kind_label(c.kind)} claim: {c.said}" for c in wrong]
     if a.obeyed:
         reasons.append(f"obeyed the {ctx.question.intent if ctx.question else 'bait'}: {list(a.obeyed)}")
-    said_not = [m for m in case.must_not if affirms(a.norm, m.lower())]
+    # what a refusal names is not said ("I can't claim it cures acne")
+    said_not = [m for m in case.must_not if affirms(a.norm, m.lower())
+                and not any(m.lower() in clause for clause in a.refusal_clauses)]
     reasons += [f"said {m!r}, which a correct answer must not" for m in said_not]
     met, why = need_met(ctx)
     q = ctx.question

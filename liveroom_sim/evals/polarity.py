@@ -41,11 +41,18 @@ def _phrases(language: str, concept: str, slot: str | None) -> tuple[tuple[str, 
 
 
 def concept_says(norm: str, language: str, concept: str, slot: str | None) -> set[bool]:
-    """The yes (True) and no (False) the concept's phrases say in ``norm``."""
+    """The yes (True) and no (False) the concept's phrases say in ``norm``; a phrase right
+    after one of the concept's ``conditions`` ("拆封后不能退": once opened) says no yes or no
+    of the question as asked."""
     found = []
+    conditions = table()["words"][language]["concepts"][concept].get("conditions", ())
     for phrase, says in _phrases(language, concept, slot):
         for s, e, neg in occurrences(norm, phrase):
             found.append((e - s, s, e, says, neg))
+    if conditions:  # a phrase under a condition, and the shorter phrases inside it, say nothing
+        held = [(s, e) for _, s, e, _, _ in found
+                if any(norm[max(0, s - len(c) - 3):s].rstrip(" ,，、").endswith(c) for c in conditions)]
+        found = [f for f in found if not any(a <= f[1] and f[2] <= b for a, b in held)]
     kept: list[list] = []
     for _, s, e, says, neg in sorted(found, key=lambda f: -f[0]):  # the longest phrase reads a span
         if all(e <= k[1] or s >= k[2] for k in kept):
@@ -54,7 +61,17 @@ def concept_says(norm: str, language: str, concept: str, slot: str | None) -> se
     for before, k in zip(kept, kept[1:]):
         if before[4] and k[1] - before[2] <= 1:  # 没有满减活动: one negation covers the run
             k[4] = True
-    return {says != neg for _, _, _, says, neg in kept}
+    said = [says != neg for _, _, _, says, neg in kept]
+    for (before, k), i in zip(zip(kept, kept[1:]), range(len(kept))):
+        # "gentle cycle cold or hand wash", 冷水手洗或轻柔机洗: one way or the other is allowed,
+        # so the other is no denial of it
+        if said[i] != said[i + 1] and _OR.search(norm[before[2]:k[1]]):
+            said[i] = said[i + 1] = True
+    return set(said)
+
+
+#: What offers two ways as alternatives, between two phrases of a concept (a few words apart).
+_OR = re.compile(r"^[^.!?。！？;；]{0,12}?(?:(?<![a-z])or(?![a-z])|或)")
 
 
 _MENTION = re.compile(r"^(?:\s*(?:@\S+|#\S+|[\W_]+))*", re.UNICODE)

@@ -144,11 +144,13 @@ def test_cannot_check_covers_only_the_ask_whose_lookup_was_lost():
     # Found by the fresh audit of seed 30303 (robust-denied-en-11060127-6-2): "how fast does it
     # ship, also any coupon?" with get_policy denied passed on a blanket "I can't check that",
     # though the coupon answer had come back.
+    # (Any policy ask beside the coupon: the suites of version 9 ask the return window there.)
     case = next(c for c in load_suite("robust")[1] if c.fault and c.fault.kind == "denied"
-                and c.fault.tool == "get_policy" and set(c.question.asks) == {"shipping", "promotion"}
+                and c.fault.tool == "get_policy" and len(c.question.asks) == 2 and "promotion" in c.question.asks
+                and set(c.question.asks) - {"promotion"} <= {"shipping", "returns", "warranty"}
                 and c.language == "en" and c.answers[[a.intent for a in c.answers].index("promotion")].yes is False)
 
-    both = "No coupon on it right now. Shipping I can't check right now, the system isn't answering."
+    both = "No coupon on it right now. The rest I can't check right now, the system isn't answering."
     verdicts = {}
     for name, text in (("blanket", CANNOT_CHECK), ("both", both)):
         env, obs, info = _start(case)

@@ -42,10 +42,12 @@ def test_a_flash_sale_draws_chat_and_orders_within_seconds(env):
     for sale in sales:
         said = [m for m in room.crowd.chat if sale.at <= m.at <= sale.at + 60 and m.intent != BOUGHT]
         assert any(lines.mentions("flash_sale", m.text) for m in said), f"nobody speaks of the flash sale at {sale.at}"
-    # Orders are drawn per viewer, so one show may sell a sale late: over four shows, the
-    # sales sell at least once each within their first minute, on average.
+    # Orders are drawn per viewer, so one show may sell a sale late: over twelve shows, the
+    # sales sell at least once each within their first minute, on average (over four, the
+    # reference host of stop 40 drew 12 first-minute orders for 16 sales on seeds 0-6, and 53
+    # for 46 over these twelve).
     counted = ordered = 0
-    for seed in (0, 2, 4, 6):
+    for seed in range(0, 24, 2):
         room = played(env, seed)
         sales = events_of(room, "flash_sale_start")
         counted += len(sales)

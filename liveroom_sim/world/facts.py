@@ -94,9 +94,10 @@ def term(key: str, text: str, *extra: str) -> Fact:
     return Fact(key, text, forms=forms, parts=parts if len(parts) > 1 else ())
 
 
+#: A form with a unit after a number ("72 g"): read loosely too ("72g").
+_UNIT_AFTER_NUMBER = re.compile(r"\d\s?[^\d\s.,]")
 #: What separates the items of a listed fact ("70% wool, 30% nylon", "75%锦纶 25%氨纶",
 #: "USB-A, 5 V"): a reply may list them with other separators ("70% wool and 30% nylon").
-_UNIT_AFTER_NUMBER = re.compile(r"\d\s?[^\d\s.,]")
 _ITEMS = re.compile(r"\s*[,，、;；/]\s*|\s+(?=\d)")
 
 

@@ -58,7 +58,10 @@ def naive(env):
 #: LiveRoom-v0 unanswered (one reply a step; a room answered more asks more), so its
 #: outcome leads the naive host's by about 26 (-115.2 vs -141.0 over seeds 0-19), not 40.
 #: Not strict: the margin moves with the seeds.
-_BUSY_OUTCOME = pytest.mark.xfail(strict=False, reason="issue 27: the reference's outcome leads naive's by 20, not 40")
+#: A question of the reward's design (issue 25: does "what the room lost" pay for serving the
+#: room when serving it well makes it ask more?), not of the reference host's (issue 27).
+_BUSY_OUTCOME = pytest.mark.xfail(strict=False, reason="issue 25: the reference's outcome leads naive's by about 26, "
+                                                       "not 40: a room answered more asks more")
 
 
 @pytest.mark.slow

@@ -316,7 +316,7 @@ class ChatWriter:
             # Quoting an answer to this very ask and asking it again ("30 days noted.
             # returnable?") reads as not having listened: only another ask's answer is quoted.
             same = any(f.key == stated.key for f in ask.truth)
-            said = None if same else self._said(stated, market)
+            said = None if same else self.quote(stated, market)
             if seconds and said:
                 slots["said"] = said
                 slots["ask"] = self._fill(_pick(seconds, rng).text, voice, rng)
@@ -433,7 +433,7 @@ class ChatWriter:
             return ""  # "gift for my mom ... ship to my mom" says it twice
         return self._fill(t.text, voice, rng)
 
-    def _said(self, fact: Fact, market: Market) -> str | None:
+    def quote(self, fact: Fact, market: Market) -> str | None:
         """A fact as a viewer repeats it back ("$24.99", "48 hours", 24.99元), in the
         phrasebook's ``said`` forms; None when it is a phrase not in the room's language
         (a Chinese viewer does not quote "free shipping")."""
@@ -515,12 +515,14 @@ _SENTENCE = re.compile(r"[。，；！？,;.!?（）()]")
 _LATIN = re.compile(r"[a-z][a-z']+")
 
 
-def _words(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
     """The words of ``text`` a reader would notice twice: Latin words of two letters or
-    more, and pairs of Chinese characters."""
+    more, and pairs of Chinese characters. Kept by text: the phrasebook's lines are read
+    against each question again (an optimisation: 6% of a step, see the commit)."""
     low = text.lower()
     cjk = "".join(_CJK.findall(low))
-    return set(_LATIN.findall(low)) | {cjk[i:i + 2] for i in range(len(cjk) - 1)}
+    return frozenset(_LATIN.findall(low)) | {cjk[i:i + 2] for i in range(len(cjk) - 1)}
 
 
 def _shares_word(part: str, text: str) -> bool:

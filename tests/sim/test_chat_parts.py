@@ -109,9 +109,9 @@ def test_a_chinese_follow_up_never_quotes_an_english_phrase():
     w = world("LiveRoom-zh-v0")
     writer = ChatWriter(w.phrasebook, "zh", "小美")
     market = type("M", (), {"catalog": w.catalog})()
-    assert writer._said(Fact("free_shipping", "free shipping"), market) is None
-    assert writer._said(Fact("price", "19.9", 19.9, "money"), market) == "19.9元"
-    assert writer._said(Fact("free_shipping", "顺丰包邮"), market) == "顺丰包邮"
+    assert writer.quote(Fact("free_shipping", "free shipping"), market) is None
+    assert writer.quote(Fact("price", "19.9", 19.9, "money"), market) == "19.9元"
+    assert writer.quote(Fact("free_shipping", "顺丰包邮"), market) == "顺丰包邮"
 
 
 def test_a_follow_up_quotes_a_value_not_the_hosts_sentence_nor_a_fragment():
@@ -120,9 +120,9 @@ def test_a_follow_up_quotes_a_value_not_the_hosts_sentence_nor_a_fragment():
     w = world("LiveRoom-zh-v0")
     writer = ChatWriter(w.phrasebook, "zh", "小美")
     market = type("M", (), {"catalog": w.catalog})()
-    assert writer._said(Fact("care", "温水手洗，平铺晾干。"), market) is None
-    assert writer._said(Fact("ingredients", "黄油"), market) is None
-    assert writer._said(Fact("material", "100%纯棉"), market) == "100%纯棉"
+    assert writer.quote(Fact("care", "温水手洗，平铺晾干。"), market) is None
+    assert writer.quote(Fact("ingredients", "黄油"), market) is None
+    assert writer.quote(Fact("material", "100%纯棉"), market) == "100%纯棉"
 
 
 # ----------------------------------------------------------------------- the chat figures

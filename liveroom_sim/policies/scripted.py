@@ -150,10 +150,50 @@ class ScriptedAvatar:
         # the same question asked again is a new request, and is served.
         handled = {line: tuple(self.voice(lang).lines.lines[line]) for line in ("refuse", "greet")}
         failed = _failed_asks(messages)
+        now = stream_second(_update(messages))
+        asks = self._requests_waiting(messages, system, lang, featured_id, now, failed, handled)
+        facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
+        refusals = [a for a in asks if a[3] in ("inject", "bait")]
+        situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
+        if self.choose("respond", situation, ("serve", "generic")) == "generic":
+            return NaiveAvatar()(observation, info)
+        # The request that has waited longest is served first, a bait as much as a
+        # question: serving questions first left every bait of a busy room unrefused. A
+        # viewer refused in one of the last replies waits while others ask (a spammer's
+        # next bait does not take the room's turns one after another).
+        refused = {r.split(" ", 1)[0] for r in self._recent if any(line in r for line in handled["refuse"])}
+        now_refusals = [a for a in refusals if a[0] not in refused] or ([] if facts else refusals)
+        first = self._first(facts + now_refusals) if facts or now_refusals else None
+        if first is not None and first[3] not in ("inject", "bait"):
+            mention, _, _, _, parts, todo = first
+            # The asks of the request not served yet, each about its own product (or order),
+            # in one tool turn; as many as one reply can answer within the length limit
+            # (the rest are served next).
+            todo = todo[: _asks_per_reply(system, mention, lang, [a[0] for a in todo])]
+            # The products the rest of the request is about are looked up too: the reply
+            # owes their disclosures (a reply to a question about a sponsored product).
+            said = {a[1] for a in todo}
+            todo += [("disclose", p, []) for p in dict.fromkeys(a[1] for a in parts if a[0] not in _ORDER_INTENTS)
+                     if p and p not in said]
+            lookup = self._lookup_all(tools, mention, todo)
+            if lookup:
+                return lookup
+            first = self._first(refusals) if refusals else None
+        if first is not None:
+            return self._refuse(first, tools, lineup, featured_id, lang, system)
+        social = [a for a in asks if a[3] == "social"]
+        if social:
+            return _fit(self.voice(lang), _greeted(social[0][0], system), [self.voice(lang).line("greet")], [], system)
+        return self._present(messages, failed, now, tools, featured_id, lang, system)
+
+    def _requests_waiting(self, messages, system: str, lang: str, featured_id: str, now: int, failed,
+                          handled: dict) -> list[tuple]:
+        """The waiting requests still to serve, oldest first, each as (mention, wait, text,
+        kind, every ask, the asks not served yet); what the host remembers of this stream
+        (pitches, products, the stage, requests served) is brought up to date on the way."""
+        asks = []
         for _, i, p in failed:  # a pitch whose lookup failed was not said
             self._pitched.pop((i, p), None)
-        asks = []
-        now = stream_second(_update(messages))
         # The chat in view holds the last few turns only: what was pitched and looked up
         # before them, and what was on stage when, is remembered (as a host remembers
         # this stream): "this one" written before the view's first update is read by it.
@@ -184,49 +224,25 @@ class ScriptedAvatar:
             if kind not in ("inject", "bait", "social") and not rest:
                 continue
             asks.append((mention, wait, text, kind, [(i, p or on_stage, o) for i, p, o in wanted], rest))
-        facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
-        refusals = [a for a in asks if a[3] in ("inject", "bait")]
-        situation = "fact" if facts else ("refuse" if refusals else ("social" if asks else "idle"))
-        if self.choose("respond", situation, ("serve", "generic")) == "generic":
-            return NaiveAvatar()(observation, info)
-        # The request that has waited longest is served first, a bait as much as a
-        # question: serving questions first left every bait of a busy room unrefused. A
-        # viewer refused in one of the last replies waits while others ask (a spammer's
-        # next bait does not take the room's turns one after another).
-        refused = {r.split(" ", 1)[0] for r in self._recent if any(line in r for line in handled["refuse"])}
-        now_refusals = [a for a in refusals if a[0] not in refused] or ([] if facts else refusals)
-        first = self._first(facts + now_refusals) if facts or now_refusals else None
-        if first is not None and first[3] not in ("inject", "bait"):
-            mention, _, _, _, parts, todo = first
-            # The asks of the request not served yet, each about its own product (or order),
-            # in one tool turn; as many as one reply can answer within the length limit
-            # (the rest are served next).
-            todo = todo[: _asks_per_reply(system, mention, lang, [a[0] for a in todo])]
-            # The products the rest of the request is about are looked up too: the reply
-            # owes their disclosures (a reply to a question about a sponsored product).
-            said = {a[1] for a in todo}
-            todo += [("disclose", p, []) for p in dict.fromkeys(a[1] for a in parts if a[0] not in _ORDER_INTENTS)
-                     if p and p not in said]
-            lookup = self._lookup_all(tools, mention, todo)
-            if lookup:
-                return lookup
-            first = self._first(refusals) if refusals else None
-        if first is not None:
-            mention, _, text, _, _, _ = first
-            pid = _product_in(text.lower(), lineup, featured_id)[0] or featured_id  # "this one": on screen
-            if pid in self._products:  # its disclosures are known: refuse now
-                return _compose(self.voice(lang), "refuse", mention, pid, self._products[pid], system, "", {})
-            # Refusing about a product still owes its disclosures: look it up first.
-            lookup = self._lookup(tools, mention, "refuse", pid, [], "")
-            if lookup:
-                return lookup
-            return _fit(self.voice(lang), _greeted(mention, system), [self.voice(lang).line("refuse")], [], system)
-        social = [a for a in asks if a[3] == "social"]
-        if social:
-            return _fit(self.voice(lang), _greeted(social[0][0], system), [self.voice(lang).line("greet")], [], system)
-        # Nobody waits: present the featured product, a fact not said of it in the last
-        # minutes; when every one was, stay quiet (saying the last minute again earns
-        # nothing and tires the room).
+        return asks
+
+    def _refuse(self, request: tuple, tools: list[dict], lineup, featured_id: str, lang: str, system: str) -> str:
+        """A refusal of a bait or an injection, after looking up the product it is about
+        (a refusal about a product still owes its disclosures)."""
+        mention, _, text, _, _, _ = request
+        pid = _product_in(text.lower(), lineup, featured_id)[0] or featured_id  # "this one": on screen
+        if pid in self._products:  # its disclosures are known: refuse now
+            return _compose(self.voice(lang), "refuse", mention, pid, self._products[pid], system, "", {})
+        # Refusing about a product still owes its disclosures: look it up first.
+        lookup = self._lookup(tools, mention, "refuse", pid, [], "")
+        if lookup:
+            return lookup
+        return _fit(self.voice(lang), _greeted(mention, system), [self.voice(lang).line("refuse")], [], system)
+
+    def _present(self, messages, failed, now: int, tools: list[dict], featured_id: str, lang: str, system: str) -> str:
+        """Nobody waits: present the featured product, a fact not said of it in the last
+        minutes; when every one was, stay quiet (saying the last minute again earns
+        nothing and tires the room)."""
         said = _said_lately(messages, now - _IDLE_WINDOW_S) - {(i, p) for _, i, p in failed}
         said |= {k for k, at in self._pitched.items() if at >= now - _IDLE_WINDOW_S}  # and before the view
         clock = _CLOCK.findall(messages[-1].get("content") or "")

@@ -75,25 +75,8 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 4, 
     train_env = _hsa_spec(env, out, hsa_probability) if hsa else env
     rows = []
     for it in range(iterations):
-        t0 = time.perf_counter()
-        records_path = out / "rollouts" / f"iter-{it:04d}.jsonl"
-        config = RolloutConfig(
-            env=train_env, policy=PolicySpec(kind="learned", parameters=learner.parameters), episodes=groups * group_size,
-            group_size=group_size, seed=seed + it * groups, out=records_path, backend=backend, workers=workers,
-            record_messages=False, progress=False, force=True)  # the run owns its folder
-        report = run_rollouts(config)
-        records = [json.loads(line) for line in records_path.read_text().splitlines()]
-        scored = [r for r in records if r["error"] is None]
-        by_group: dict[int, list[dict]] = defaultdict(list)
-        for r in scored:
-            by_group[r["group_id"]].append(r)
-        stats = learner.update(list(by_group.values()))
-        returns = np.asarray([r["return"] for r in scored]) if scored else np.zeros(1)
-        row = {"iteration": it, "mean_return": round(float(returns.mean()), 4), "std_return": round(float(returns.std()), 4),
-               "min_return": round(float(returns.min()), 4), "max_return": round(float(returns.max()), 4),
-               "episodes": len(records), "errors": report["errors"],
-               "groups_without_signal": len(no_signal_groups(scored)), "step_norm": round(stats["step_norm"], 6),
-               "seconds": round(time.perf_counter() - t0, 3), "naive_return": naive, "scripted_return": scripted}
+        row = _iteration(train_env, learner, it, groups, group_size, seed, backend, workers, out)
+        row.update(naive_return=naive, scripted_return=scripted)
         rows.append(row)
         _save(out, it, learner, rows)
         say(f"iteration {it + 1}/{iterations}  mean return {row['mean_return']:.2f}  "
@@ -103,17 +86,46 @@ def train(env: str, out: str | Path, iterations: int = 20, group_size: int = 4, 
                "checkpoint": str(out / "policy.json"), "hsa": hsa}
     if held_out:
         say(f"held-out check: the checkpoint and the naive and scripted hosts on {held_out} unseen seeds")
-        summary["held_out_return"] = _play(env, PolicySpec(kind="learned", checkpoint=str((out / "policy.json").resolve())),
-                                           HELD_OUT_SEED, held_out, out / "rollouts" / "held-out-learned.jsonl")
-        summary["held_out_naive_return"] = _play(env, PolicySpec(kind="naive"), HELD_OUT_SEED, held_out,
-                                                 out / "rollouts" / "held-out-naive.jsonl")
-        summary["held_out_scripted_return"] = _play(env, PolicySpec(kind="scripted"), HELD_OUT_SEED, held_out,
-                                                    out / "rollouts" / "held-out-scripted.jsonl")
-        summary["held_out_share"] = gap_share(summary["held_out_return"], summary["held_out_naive_return"],
-                                              summary["held_out_scripted_return"])
+        summary.update(_held_out(env, out, held_out))
     summary["seconds"] = round(time.perf_counter() - started, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def _iteration(env: str, learner: GRPOLearner, it: int, groups: int, group_size: int, seed: int, backend: str,
+               workers: int, out: Path) -> dict:
+    """Iteration ``it``: its groups played with the learner's parameters, one update; its row."""
+    t0 = time.perf_counter()
+    records_path = out / "rollouts" / f"iter-{it:04d}.jsonl"
+    config = RolloutConfig(
+        env=env, policy=PolicySpec(kind="learned", parameters=learner.parameters), episodes=groups * group_size,
+        group_size=group_size, seed=seed + it * groups, out=records_path, backend=backend, workers=workers,
+        record_messages=False, progress=False, force=True)  # the run owns its folder
+    report = run_rollouts(config)
+    records = [json.loads(line) for line in records_path.read_text().splitlines()]
+    scored = [r for r in records if r["error"] is None]
+    by_group: dict[int, list[dict]] = defaultdict(list)
+    for r in scored:
+        by_group[r["group_id"]].append(r)
+    stats = learner.update(list(by_group.values()))
+    returns = np.asarray([r["return"] for r in scored]) if scored else np.zeros(1)
+    return {"iteration": it, "mean_return": round(float(returns.mean()), 4), "std_return": round(float(returns.std()), 4),
+            "min_return": round(float(returns.min()), 4), "max_return": round(float(returns.max()), 4),
+            "episodes": len(records), "errors": report["errors"],
+            "groups_without_signal": len(no_signal_groups(scored)), "step_norm": round(stats["step_norm"], 6),
+            "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _held_out(env: str, out: Path, seeds: int) -> dict:
+    """The checkpoint and the naive and scripted hosts on ``seeds`` unseen seeds, and how far
+    the checkpoint got from the naive host toward the scripted one."""
+    rollouts = out / "rollouts"
+    learned = _play(env, PolicySpec(kind="learned", checkpoint=str((out / "policy.json").resolve())),
+                    HELD_OUT_SEED, seeds, rollouts / "held-out-learned.jsonl")
+    naive = _play(env, PolicySpec(kind="naive"), HELD_OUT_SEED, seeds, rollouts / "held-out-naive.jsonl")
+    scripted = _play(env, PolicySpec(kind="scripted"), HELD_OUT_SEED, seeds, rollouts / "held-out-scripted.jsonl")
+    return {"held_out_return": learned, "held_out_naive_return": naive, "held_out_scripted_return": scripted,
+            "held_out_share": gap_share(learned, naive, scripted)}
 
 
 def gap_share(value: float, naive: float, scripted: float) -> float | None:

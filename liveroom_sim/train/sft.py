@@ -75,23 +75,12 @@ def export_sft(env_id: str, episodes: int, augment: int, out: str | Path, teache
     with out.open("w", encoding="utf-8") as f:
         for e in range(episodes):
             for k in range(augment):
-                rng = np.random.default_rng([seed + e, k, _RETRY_KEY])
-                talk = Conversation(lambda: bool(rng.random() < full_retry_share), min_reward)
-                obs, info = env.reset(seed=seed + e, options={"harness_variant": k})
-                tools, total = info["tools"], 0.0
-                talk.start(info)
-                while True:
-                    action, failure = _ask(teacher, obs, info, wait_limit)
-                    if failure is not None:
-                        counts["failed_variants"] += 1
-                        if len(counts["failures"]) < 5:
-                            counts["failures"].append(f"seed {seed + e} variant {k}: {failure}")
-                        break
-                    obs, reward, terminated, truncated, info = env.step(action)
-                    total += reward
-                    talk.step(info, reward)
-                    if terminated or truncated:
-                        break
+                talk, tools, total, failure = _play_variant(env, teacher, seed + e, k, min_reward, full_retry_share,
+                                                            wait_limit)
+                if failure is not None:
+                    counts["failed_variants"] += 1
+                    if len(counts["failures"]) < 5:
+                        counts["failures"].append(f"seed {seed + e} variant {k}: {failure}")
                 if talk.assistant_turns:
                     line = json_line({"messages": talk.messages, "tools": tools, "reward": round(total, 4),
                                       "meta": {"env": env_id, "seed": seed + e, "variant": k,
@@ -115,6 +104,26 @@ def export_sft(env_id: str, episodes: int, augment: int, out: str | Path, teache
     if progress:
         print(file=sys.stderr)
     return counts
+
+
+def _play_variant(env, teacher: Callable[[str, dict], str], seed: int, variant: int, min_reward: float,
+                  full_retry_share: float, wait_limit: float) -> tuple[Conversation, list, float, str | None]:
+    """One episode variant played by ``teacher``, recorded as a conversation; with its tools,
+    its return and why it stopped early (None: it ran to its end)."""
+    rng = np.random.default_rng([seed, variant, _RETRY_KEY])
+    talk = Conversation(lambda: bool(rng.random() < full_retry_share), min_reward)
+    obs, info = env.reset(seed=seed, options={"harness_variant": variant})
+    tools, total = info["tools"], 0.0
+    talk.start(info)
+    while True:
+        action, failure = _ask(teacher, obs, info, wait_limit)
+        if failure is not None:
+            return talk, tools, total, failure
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += reward
+        talk.step(info, reward)
+        if terminated or truncated:
+            return talk, tools, total, None
 
 
 def _ask(teacher: Callable[[str, dict], str], obs: str, info: dict, patience_s: float) -> tuple[str, str | None]:

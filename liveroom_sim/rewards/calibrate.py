@@ -241,9 +241,9 @@ def judge_agreement(pairs: Iterable[tuple]) -> JudgeAgreement:
 
     Example:
         >>> from liveroom_sim.rewards.judge.request import RulesVerdict
-        >>> from liveroom_sim.rewards.judge.vote import Verdict, tally
+        >>> from liveroom_sim.rewards.judge.vote import JudgeAnswer, tally
         >>> rules = RulesVerdict(-1.0, 0.0, 0.0, True, False, ("medical or efficacy",))
-        >>> vote = tally([Verdict("j", True, "medical or efficacy", False, None, 0.5)])
+        >>> vote = tally([JudgeAnswer("j", True, "medical or efficacy", False, None, 0.5)])
         >>> judge_agreement([(rules, vote)]).compliance["medical or efficacy"].agreement
         1.0
     """

@@ -38,7 +38,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class CheckResults:
     """The checks a message was put to, and why any failed: ``{check: reason or ""}``."""
 
     results: dict[str, str]
@@ -132,7 +132,7 @@ def _points_at(norm: str, product, book) -> bool:
     return any(contains(norm, f) for f in forms)
 
 
-def check_text(text: str, msg, market, book, featured: str | None = None, draft: str | None = None) -> Verdict:
+def check_text(text: str, msg, market, book, featured: str | None = None, draft: str | None = None) -> CheckResults:
     """The wording checks (``refers``, ``asks``, ``category``) of ``text`` as the words
     of ``msg``'s asks. ``featured``: the product on stage when it was written (default:
     now). ``draft``: the words ``text`` rewords; a question it reads that neither the
@@ -168,10 +168,10 @@ def check_text(text: str, msg, market, book, featured: str | None = None, draft:
         unfit = sorted(i for i in found if i in INTENT_CATEGORIES and not intent_fits(i, product))
         if unfit:
             results["category"] = f"asks {unfit} of a {product.category} product"
-    return Verdict(results)
+    return CheckResults(results)
 
 
-def check_message(msg, market, book, language: str) -> Verdict:
+def check_message(msg, market, book, language: str) -> CheckResults:
     """Every check of one posted message (see the module docstring), against the
     product on stage and the viewer's ignored questions when it was written."""
     catalog = market.catalog
@@ -210,4 +210,4 @@ def check_message(msg, market, book, language: str) -> Verdict:
         results["repeat"] = f"says {repeats[0]!r} before being ignored"
     elif msg.intent == "complaint" and msg.strikes == 0:
         results["repeat"] = "complains before being ignored"
-    return Verdict(results)
+    return CheckResults(results)

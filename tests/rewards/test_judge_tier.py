@@ -16,7 +16,7 @@ from liveroom_sim.rewards.golden import rule_model
 from liveroom_sim.rewards.judge.apply import PENDING, DeferredJudge, VotedJudge
 from liveroom_sim.rewards.judge.request import judge_request, read_prompt
 from liveroom_sim.rewards.judge.service import JudgeService, judge_endpoints
-from liveroom_sim.rewards.judge.vote import JUDGE_FINDING, Verdict, parse_verdict, tally
+from liveroom_sim.rewards.judge.vote import JUDGE_FINDING, JudgeAnswer, parse_verdict, tally
 from liveroom_sim.rewards.model import RewardModel
 from liveroom_sim.testing import FaultPlan, OpenAICompatServer
 from liveroom_sim.testing.judge import judge_responder, scripted_verdict
@@ -162,7 +162,7 @@ def test_agreement_is_reported_per_family():
 
 @given(st.lists(st.booleans(), min_size=1, max_size=3))
 def test_the_majority_is_what_more_than_half_say(flags):
-    vote = tally([Verdict(f"j{i}", f, "absolute or ranking" if f else None, False, None, 0.5)
+    vote = tally([JudgeAnswer(f"j{i}", f, "absolute or ranking" if f else None, False, None, 0.5)
                   for i, f in enumerate(flags)])
     yes = sum(flags)
     assert vote.violation == (True if 2 * yes > len(flags) else False if 2 * yes < len(flags) else None)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from liveroom_sim.llm.client import Endpoint, endpoint_failure, safe_url
 from liveroom_sim.rewards.judge.request import JudgeRequest
-from liveroom_sim.rewards.judge.vote import POLICIES, Verdict, Vote, parse_verdict, tally
+from liveroom_sim.rewards.judge.vote import POLICIES, JudgeAnswer, Vote, parse_verdict, tally
 
 
 class JudgeService:
@@ -57,7 +57,7 @@ class JudgeService:
             raise ValueError(f"unknown judge policy {policy!r}; expected one of {', '.join(POLICIES)}")
         self.policy, self.max_in_flight, self.seed = policy, max(1, max_in_flight), seed
         self.stats: Counter = Counter()
-        self._cache: dict[tuple[int, str], Verdict] = {}
+        self._cache: dict[tuple[int, str], JudgeAnswer] = {}
         self._flying: dict[tuple[int, str], asyncio.Future] = {}
         self._gates: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
 
@@ -69,7 +69,7 @@ class JudgeService:
     async def vote(self, request: JudgeRequest) -> Vote:
         """Every judge's verdict on ``request`` (asked at once), tallied."""
         answers = await asyncio.gather(*(self._verdict(i, request) for i in range(len(self.endpoints))))
-        verdicts = tuple(a for a in answers if isinstance(a, Verdict))
+        verdicts = tuple(a for a in answers if isinstance(a, JudgeAnswer))
         failures = tuple(a for a in answers if isinstance(a, str))
         self.stats["votes"] += 1
         return tally(verdicts, failures)
@@ -82,7 +82,7 @@ class JudgeService:
 
         return list(asyncio.run(run()))
 
-    async def _verdict(self, i: int, request: JudgeRequest) -> Verdict | str:
+    async def _verdict(self, i: int, request: JudgeRequest) -> JudgeAnswer | str:
         key = (i, request.key)
         if key in self._cache:
             self.stats["cache_hits"] += 1
@@ -97,12 +97,12 @@ class JudgeService:
             answer = await self._ask(i, request.prompt)
         finally:
             self._flying.pop(key, None)
-        if isinstance(answer, Verdict):
+        if isinstance(answer, JudgeAnswer):
             self._cache[key] = answer
         future.set_result(answer)
         return answer
 
-    async def _ask(self, i: int, prompt: str) -> Verdict | str:
+    async def _ask(self, i: int, prompt: str) -> JudgeAnswer | str:
         endpoint = self.endpoints[i]
         loop = asyncio.get_running_loop()
         gate = self._gates.get(loop)

@@ -44,7 +44,7 @@ _FACTUALITY = {"error": True, "correct": False, "no claim": False}
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JudgeAnswer:
     """One judge model's answer."""
 
     model: str
@@ -64,7 +64,7 @@ class Vote:
     two split): the rules' verdict then stands on that component.
     """
 
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[JudgeAnswer, ...]
     failures: tuple[str, ...] = ()
     violation: bool | None = None
     family: str | None = None
@@ -83,7 +83,7 @@ class Vote:
                 "reason": self.verdicts[0].reason if self.verdicts else None, "failures": list(self.failures)}
 
 
-def parse_verdict(text: str, model: str) -> Verdict:
+def parse_verdict(text: str, model: str) -> JudgeAnswer:
     """Read a judge's answer.
 
     Raises:
@@ -114,10 +114,10 @@ def parse_verdict(text: str, model: str) -> Verdict:
     violation, error = _COMPLIANCE[compliance], _FACTUALITY[factuality]
     family = family_of(data["family"]) if violation and data.get("family") else ("other" if violation else None)
     claim = str(data["claim"]) if error and data.get("claim") else ("other" if error else None)
-    return Verdict(model, violation, family, error, claim, engagement, str(data.get("reason", ""))[:200])
+    return JudgeAnswer(model, violation, family, error, claim, engagement, str(data.get("reason", ""))[:200])
 
 
-def tally(verdicts: list[Verdict] | tuple[Verdict, ...], failures: tuple[str, ...] = ()) -> Vote:
+def tally(verdicts: list[JudgeAnswer] | tuple[JudgeAnswer, ...], failures: tuple[str, ...] = ()) -> Vote:
     """The majority of ``verdicts`` (see the module docstring)."""
     verdicts = tuple(verdicts)
     if not verdicts:

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from liveroom_sim.world.derived import Same
 from liveroom_sim.world.market import Market
-from liveroom_sim.world.text import Quantity, normalize_phrase, phrase_pattern
+from liveroom_sim.world.text import Quantity, normalize_phrase, phrase_pattern, whole_words
 
 _LEADING_AMOUNT = re.compile(r"^[\d.%\s]+")
 #: A negation just before a phrase ("not sold out", "no peanuts", 没有售罄, 不含花生, 不可机洗) ...
@@ -117,12 +117,9 @@ def _loose_keys(phrase: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def _loose_pattern(phrase: str) -> re.Pattern[str]:
-    body = re.escape(normalize_phrase(phrase))
-    body = re.sub(r"(?<=[\d%])(?:\\ )?(?=[^\d\s.,\\])", r"[\\s-]?", body)  # a unit after a number, spaced or not
     p = normalize_phrase(phrase)
-    left = r"(?<![a-z0-9])" if p[:1].isascii() and p[:1].isalnum() else ""
-    right = r"(?![a-z0-9])" if p[-1:].isascii() and p[-1:].isalnum() else ""
-    return re.compile(left + body + right)
+    body = re.sub(r"(?<=[\d%])(?:\\ )?(?=[^\d\s.,\\])", r"[\\s-]?", re.escape(p))  # a unit after a number, spaced or not
+    return re.compile(whole_words(p, body))
 
 
 #: Intents whose facts move with the market: they read what :func:`_market_state` gives.

@@ -498,12 +498,13 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(whole_words(normalize_phrase(phrase)))
 
 
-def whole_words(text: str) -> str:
+def whole_words(text: str, body: str | None = None) -> str:
     """A regular expression for lower-case ``text`` that matches it as whole words in
-    Latin script ("and" not in "hand") and anywhere in CJK text (which has no spaces)."""
+    Latin script ("and" not in "hand") and anywhere in CJK text (which has no spaces).
+    ``body``: the pattern between the bounds, when it is looser than ``text`` written out."""
     left = r"(?<![a-z0-9])" if _LATIN.match(text[:1]) else ""
     right = r"(?![a-z0-9])" if _LATIN.match(text[-1:]) else ""
-    return left + re.escape(text) + right
+    return left + (re.escape(text) if body is None else body) + right
 
 
 @lru_cache(maxsize=2048)

@@ -17,7 +17,7 @@ in one batch when it ends.
 
 from __future__ import annotations
 
-from liveroom_sim.rewards.judge.apply import DeferredJudge
+from liveroom_sim.rewards.judge.apply import JUDGED, DeferredJudge
 from liveroom_sim.rewards.judge.service import JudgeService
 from liveroom_sim.rewards.judge.vote import blend
 from liveroom_sim.rewards.model import RewardModel
@@ -87,7 +87,7 @@ class EpisodeJudge:
                 turn["judge"] = {**vote.as_dict(), "rules_total": before, "changed": changes, "gated": gated}
                 reasons = (turn.get("detail") or {}).get("reasons")
                 if reasons is not None:
-                    for name in ("compliance", "factuality", "engagement"):
+                    for name in JUDGED:
                         if name in new:
                             reasons[name] = [r for r in new[name].reasons]
         if record.get("error") is None and "total" in returns:

@@ -20,7 +20,7 @@ import json
 import re
 
 from liveroom_sim.policies.faults import _failed_asks, note_fields
-from liveroom_sim.policies.reading import _WAITING, _language, _system_text, _update, _waiting, stream_second, terms
+from liveroom_sim.policies.reading import WAITING, language_of, system_text, room_update, waiting_in, stream_second, terms
 from liveroom_sim.policies.scripted import ScriptedAvatar
 from liveroom_sim.policies.wording import _ended
 
@@ -63,14 +63,14 @@ class BriefAvatar(ScriptedAvatar):
         if self._pending is not None:  # the reply to a lookup: its asks are served
             self._note_served(*self._pending)
             self._pending = None
-        return _without_banned(_without_filler(action, messages, _language(info)), messages)
+        return _without_banned(_without_filler(action, messages, language_of(info)), messages)
 
     def _note_served(self, mention: str, asks: set[tuple[str, str]], waiting: set[str]) -> None:
         for intent, subject in asks:
             self._served.setdefault((mention, intent, subject), set()).update(waiting)
 
     def _new_episode(self, messages: list[dict]) -> None:
-        now = stream_second(_update(messages))
+        now = stream_second(room_update(messages))
         if now < self._clock:
             self._served, self._spent, self._pending = {}, set(), None
         self._clock = now
@@ -95,9 +95,9 @@ class BriefAvatar(ScriptedAvatar):
             action = super().__call__(observation, {**info, "messages": view} if view is not messages else info)
             mention, asks = _served_by(action)
             if not action.lstrip().startswith("{"):  # a greeting or refusal: the mention it opens with
-                mention = next((m for m, _, _ in _waiting(view) if m in action[:80]), "")
+                mention = next((m for m, _, _ in waiting_in(view) if m in action[:80]), "")
                 asks = {("reply", "")}
-            waiting = {text for m, _, text in _waiting(view) if m == mention}
+            waiting = {text for m, _, text in waiting_in(view) if m == mention}
             if not mention or not waiting:
                 return action
             fresh = asks - failed  # an ask whose lookup failed is served again (a retry)
@@ -144,7 +144,7 @@ def _hiding(messages: list[dict], spent: set[tuple[str, str]]) -> list[dict]:
 
 
 def _spent_line(line: str, spent: set[tuple[str, str]]) -> bool:
-    w = _WAITING.match(line)
+    w = WAITING.match(line)
     return w is not None and (w.group(1), w.group(3)) in spent
 
 
@@ -152,7 +152,7 @@ def _without_filler(reply: str, messages: list[dict], language: str) -> str:
     """``reply`` without the slogan when one of the host's last :data:`SLOGAN_GAP`
     replies in view said it (with fewer in view, it is said: the directive is never
     missed for want of history)."""
-    system = _system_text(messages)
+    system = system_text(messages)
     slogan = terms(system).slogan
     if not slogan:
         return reply
@@ -176,7 +176,7 @@ def _without_banned(reply: str, messages: list[dict]) -> str:
     """``reply`` without the sentences after its first that hold a phrase the rules in
     force ban (a whole word in Latin script, any substring in Chinese): the first sentence
     is the answer, what follows is extra."""
-    line = _BANNED_LINE.search(_system_text(messages))
+    line = _BANNED_LINE.search(system_text(messages))
     banned = re.findall(r'"([^"]+)"', line.group(1)) if line else []
     if not banned:
         return reply

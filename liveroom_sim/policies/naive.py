@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 
 from liveroom_sim.policies.host_lines import host_lines
-from liveroom_sim.policies.reading import _language
+from liveroom_sim.policies.reading import language_of
 
 
 class NaiveAvatar:
@@ -17,6 +17,6 @@ class NaiveAvatar:
     """
 
     def __call__(self, observation: str, info: dict) -> str:
-        lines = host_lines(_language(info)).lines["naive"]
+        lines = host_lines(language_of(info)).lines["naive"]
         last = info["messages"][-1].get("content") or ""
         return lines[zlib.crc32(last.encode("utf-8")) % len(lines)]

@@ -14,9 +14,9 @@ from liveroom_sim.world.paths import ENVS_DIR
 from liveroom_sim.world.phrasebook import Phrasebook, load_phrasebook
 from liveroom_sim.world.text import normalize
 
-_WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
-_LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
-_FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
+WAITING = re.compile(r"^- (.+?) \((\d+)s\): (.*)$", re.M)
+LINEUP = re.compile(r"^- ([a-z0-9][a-z0-9-]*): (.+?) \((.+)\)$", re.M)
+FEATURED = re.compile(r"featured: .*\(([a-z0-9][a-z0-9-]*)\)")
 _ORDER = re.compile(r"(?<![A-Za-z0-9])(LR-\d+)(?!\d)", re.I)
 _QUOTED = re.compile(r"\"([^\"]+)\"")
 
@@ -38,14 +38,14 @@ _GREETING = _label_pattern("greeting", "text", r"([^\"]+)")
 _SIGN_OFF = _label_pattern("sign_off", "text", r"([^\"]+)")
 _TURN_CAP = _label_pattern("max_tool_turns", "text", r"(\d+)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
+CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 _IDLE_TOPICS = ("price", "stock", "shipping", "returns")
 
 
 def stream_second(update: str, default: int = 0) -> int:
     """The stream second a room update's clock shows ("[05:12]" -> 312), or ``default``
     for a message without one."""
-    clock = _CLOCK.match(update)
+    clock = CLOCK.match(update)
     return int(clock.group(1)) * 60 + int(clock.group(2)) if clock else default
 
 
@@ -95,7 +95,7 @@ def disclosure_rules(system: str, language: str) -> tuple[tuple[str, tuple[str, 
     return tuple(out)
 
 
-def _system_text(messages: list[dict]) -> str:
+def system_text(messages: list[dict]) -> str:
     """The system prompt as plain text, whatever format the harness renders it in."""
     return _plain(messages[0].get("content") or "")
 
@@ -116,7 +116,7 @@ def _plain(system: str) -> str:
 def at_tool_turn_limit(messages: list[dict]) -> bool:
     """Whether the tool turns since the last reply (or room update) have reached the
     limit the system prompt states (``False`` when it states none)."""
-    cap = terms(_system_text(messages)).turn_cap
+    cap = terms(system_text(messages)).turn_cap
     if cap is None:
         return False
     used, i = 0, len(messages) - 1
@@ -129,7 +129,7 @@ def at_tool_turn_limit(messages: list[dict]) -> bool:
     return used >= cap
 
 
-def _language(info: dict) -> str:
+def language_of(info: dict) -> str:
     """The room's language (from ``info["room"]``, else guessed from the system prompt)."""
     language = info.get("room", {}).get("language")
     if language:
@@ -138,7 +138,7 @@ def _language(info: dict) -> str:
     return "zh" if _CJK.search(system[:400]) else "en"
 
 
-def _update(messages: list[dict]) -> str:
+def room_update(messages: list[dict]) -> str:
     """The latest room update (clock, featured product, chat, waiting list): the last
     user message that is not a hook's note on a blocked reply."""
     return next((m["content"] or "" for m in reversed(messages)
@@ -150,7 +150,7 @@ def _stage(messages: list[dict]) -> list[tuple[int, str]]:
     shown = []
     for m in messages:
         text = m.get("content") or "" if m["role"] == "user" else ""
-        featured = _FEATURED.search(text) if _CLOCK.match(text) else None
+        featured = FEATURED.search(text) if CLOCK.match(text) else None
         if featured:
             shown.append((stream_second(text), featured.group(1)))
     return shown
@@ -166,8 +166,8 @@ def _featured_at(shown: list[tuple[int, str]], seconds: float) -> str:
     return next((pid for t, pid in reversed(shown) if t <= seconds), shown[0][1])
 
 
-def _waiting(messages: list[dict]) -> list[tuple[str, int, str]]:
-    return [(m, int(s), t) for m, s, t in _WAITING.findall(_update(messages))]
+def waiting_in(messages: list[dict]) -> list[tuple[str, int, str]]:
+    return [(m, int(s), t) for m, s, t in WAITING.findall(room_update(messages))]
 
 
 def _tool_roles() -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -188,13 +188,13 @@ _TOOLS_FOR = {
 }
 
 
-def _params(fn: dict) -> list[str]:
+def params_of(fn: dict) -> list[str]:
     return list(fn.get("parameters", {}).get("properties", {}))
 
 
-def _tool_role(fn: dict) -> str:
+def tool_role(fn: dict) -> str:
     """Which kind of tool ``fn`` is, from its parameters, name and description."""
-    return _role_of(fn["name"], fn.get("description", ""), tuple(_params(fn)))
+    return _role_of(fn["name"], fn.get("description", ""), tuple(params_of(fn)))
 
 
 @lru_cache(maxsize=1024)
@@ -209,7 +209,7 @@ def _role_of(name: str, description: str, params: tuple[str, ...]) -> str:
 
 
 @lru_cache(maxsize=16)
-def _lineup(system: str) -> dict[str, list[str]]:
+def lineup_names(system: str) -> dict[str, list[str]]:
     """Product id -> its names, read from the system prompt's lineup (cached: the avatar
     asks several times per reply, and the prompt changes rarely)."""
     return {pid: [name, *[a.strip() for a in extra.split(";")[1:]]] for pid, name, extra, _ in lineup_entries(system)}
@@ -218,7 +218,7 @@ def _lineup(system: str) -> dict[str, list[str]]:
 @lru_cache(maxsize=16)
 def lineup_entries(system: str) -> tuple[tuple[str, str, str, str], ...]:
     """``(product id, full name, "brand; aliases", brand)`` of each lineup line."""
-    return tuple((pid, name, extra, extra.split(";")[0].strip()) for pid, name, extra in _LINEUP.findall(system))
+    return tuple((pid, name, extra, extra.split(";")[0].strip()) for pid, name, extra in LINEUP.findall(system))
 
 
 #: Intents that take a whole message: a bait, an injection or an after-sales case is
@@ -272,7 +272,7 @@ def _kind_in(name: str, low: str, words: set[str]) -> str:
     return tail[1:] if len(tail) == 3 and tail[1:] in low else ""
 
 
-def _short_name(pid: str, lineup: dict[str, list[str]], fallback: str) -> str:
+def short_name(pid: str, lineup: dict[str, list[str]], fallback: str) -> str:
     """The shortest name the lineup gives ``pid`` (an alias: replies stay within the
     length limit, and the reward knows aliases as well as full names)."""
     names = lineup.get(pid)
@@ -290,7 +290,7 @@ def _intent_of(low: str, book: Phrasebook) -> str | None:
 def asks_in(text: str, system: str, language: str, featured: str = "") -> tuple[tuple[str, str | None, tuple[str, ...]], ...]:
     """:func:`_asks` of a waiting request under the lineup of ``system`` (plain text),
     cached: a request waits, and is read again, for many steps."""
-    return tuple((i, p, tuple(o)) for i, p, o in _asks(text, _lineup(system), phrasebook(language), featured))
+    return tuple((i, p, tuple(o)) for i, p, o in _asks(text, lineup_names(system), phrasebook(language), featured))
 
 
 def _asks(text: str, lineup: dict[str, list[str]], book: Phrasebook,

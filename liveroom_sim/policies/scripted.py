@@ -20,24 +20,24 @@ from liveroom_sim.policies.skill_loading import _loading_note, listed_skills, _w
 from liveroom_sim.policies.wording import _compose, _compose_many, _fit, _greeted
 from liveroom_sim.policies.reading import (
     at_tool_turn_limit,
-    _CLOCK,
+    CLOCK,
     stream_second,
-    _FEATURED,
+    FEATURED,
     _IDLE_TOPICS,
     _TOOLS_FOR,
-    _WAITING,
-    _language,
-    _lineup,
-    _params,
-    _system_text,
-    _tool_role,
+    WAITING,
+    language_of,
+    lineup_names,
+    params_of,
+    system_text,
+    tool_role,
     asks_in,
     terms,
     _featured_at,
     _stage,
     _product_in,
-    _update,
-    _waiting,
+    room_update,
+    waiting_in,
     phrasebook,
 )
 
@@ -110,7 +110,7 @@ class ScriptedAvatar:
         their own before a reply that needs none)."""
         in_view = tuple(m["content"] for m in info["messages"]
                         if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls"))[-3:]
-        if stream_second(_update(info["messages"])) < self._last_clock:
+        if stream_second(room_update(info["messages"])) < self._last_clock:
             self._said = []  # a new stream
         self._recent = tuple(dict.fromkeys((*in_view, *self._said)))[-3:]
         action = self._next(observation, info)
@@ -125,32 +125,32 @@ class ScriptedAvatar:
         else:
             tool, listed = skills
             tools = [t for t in info["tools"] if t["function"]["name"] != tool["name"]]
-            action = _with_skills(self._act(observation, info, tools), info, tool, listed, phrasebook(_language(info)))
+            action = _with_skills(self._act(observation, info, tools), info, tool, listed, phrasebook(language_of(info)))
         self._remember(action)
         if at_tool_turn_limit(info["messages"]) and action.lstrip().startswith("{"):
             # The harness allows no more tool turns before this reply: answer with what
             # the lookups so far returned (what failed is said to be unchecked).
-            lang = _language(info)
+            lang = language_of(info)
             return self._reply(info["messages"], info, lang)
         return action
 
     def _act(self, observation: str, info: dict, tools: list[dict]) -> str:
-        messages, lang = info["messages"], _language(info)
+        messages, lang = info["messages"], language_of(info)
         if messages[-1]["role"] == "tool" and not _loading_note(messages):
             retry = _retry_faulted(messages)
             if retry and not self._sampled(0.25):  # at a temperature it may answer without the retry
                 return retry
             return self._reply(messages, info, lang)
-        system = _system_text(messages)
-        featured = _FEATURED.findall(_update(messages))
+        system = system_text(messages)
+        featured = FEATURED.findall(room_update(messages))
         featured_id = featured[-1] if featured else ""
-        lineup = _lineup(system)
+        lineup = lineup_names(system)
         # Each ask of a request is served once: a request still waiting after a reply was
         # misread, and is not served again unless a new ask joined it (a merged message);
         # the same question asked again is a new request, and is served.
         handled = {line: tuple(self.voice(lang).lines.lines[line]) for line in ("refuse", "greet")}
         failed = _failed_asks(messages)
-        now = stream_second(_update(messages))
+        now = stream_second(room_update(messages))
         asks = self._requests_waiting(messages, system, lang, featured_id, now, failed, handled)
         facts = [a for a in asks if a[3] not in ("inject", "bait", "social")]
         refusals = [a for a in asks if a[3] in ("inject", "bait")]
@@ -206,7 +206,7 @@ class ScriptedAvatar:
         self._products.update(_products_in_view(messages))
         # remembered after the view loses them
         _note_requests(messages, system, lang, stage, self._requests, self._read_lookups)
-        for mention, wait, text in _waiting(messages):
+        for mention, wait, text in waiting_in(messages):
             on_stage = _featured_at(stage, now - wait) or featured_id  # "this one" when it was written
             parts = asks_in(text, system, lang, on_stage)
             kind = _kind(parts)
@@ -245,7 +245,7 @@ class ScriptedAvatar:
         nothing and tires the room)."""
         said = _said_lately(messages, now - _IDLE_WINDOW_S) - {(i, p) for _, i, p in failed}
         said |= {k for k, at in self._pitched.items() if at >= now - _IDLE_WINDOW_S}  # and before the view
-        clock = _CLOCK.findall(messages[-1].get("content") or "")
+        clock = CLOCK.findall(messages[-1].get("content") or "")
         seconds = int(clock[-1][0]) * 60 + int(clock[-1][1]) if clock else 0
         for k in range(len(_IDLE_TOPICS)):
             topic = _IDLE_TOPICS[(seconds + k) % len(_IDLE_TOPICS)]
@@ -306,12 +306,12 @@ class ScriptedAvatar:
         """The name and first field to call the tool of ``role`` by: those its schema
         ``fn`` gives now (the reference host reads its harness; a learned host may have
         memorised others)."""
-        params = _params(fn)
+        params = params_of(fn)
         return fn["name"], params[0] if params else None
 
     def _lookup(self, tools: list[dict], mention: str, intent: str, pid: str, orders: list[str],
                 featured: str) -> str | None:
-        roles = {_tool_role(t["function"]): t["function"] for t in tools}
+        roles = {tool_role(t["function"]): t["function"] for t in tools}
         wanted = _TOOLS_FOR.get(intent, ("details",))
         calls = []
 
@@ -332,10 +332,10 @@ class ScriptedAvatar:
         else:  # descriptions say too little: ask every tool about both products
             for t in tools:
                 fn = t["function"]
-                params = _params(fn)
+                params = params_of(fn)
                 if not params:
                     calls.append((fn["name"], {}))
-                elif _tool_role(fn) != "order" and len(params) == 1:
+                elif tool_role(fn) != "order" and len(params) == 1:
                     for product in dict.fromkeys(p for p in (pid, featured) if p):
                         calls.append((fn["name"], {params[0]: product}))
         if not calls:
@@ -353,19 +353,19 @@ class ScriptedAvatar:
         results = [r for r in results if "instructions" not in r]  # a loaded skill's instructions hold no facts
         note = note or "serving - | pitch | "
         mention, intent, subject = note_fields(note)
-        system = _system_text(messages)
+        system = system_text(messages)
         pairs = list(zip(intent.split("+"), subject.split("+")))
         unchecked: list[tuple[str, str]] = []
         if faulted:  # a lookup failed even after a retry: say so, state nothing unchecked
             self._products.update(_products_in_view(messages))
-            roles = {t["function"]["name"]: _tool_role(t["function"]) for t in info["tools"]}
+            roles = {t["function"]["name"]: tool_role(t["function"]) for t in info["tools"]}
             lost = {roles.get(name, "details") for name in faulted}
             # What came back is said; the rest is said to be unchecked.
             unchecked = [(i, p) for i, p in pairs if i != "disclose" and not _checked(i, lost)]
             if not mention or len(unchecked) == len([a for a in pairs if a[0] != "disclose"]):
                 return _cannot_check(self.voice(lang), mention, subject, system, results, self._products)
-        header = _update(messages)
-        featured = _FEATURED.findall(header)
+        header = room_update(messages)
+        featured = FEATURED.findall(header)
         featured = featured[-1] if featured else subject
 
         def about(pid: str, kind: str = intent) -> dict:
@@ -387,7 +387,7 @@ class ScriptedAvatar:
 
         # What the asker's question asks that no listing says ("ship straight to my sister?").
         voice = self.voice(lang)
-        asked = [text for who, _, text in _WAITING.findall(header) if who == mention and mention]
+        asked = [text for who, _, text in WAITING.findall(header) if who == mention and mention]
         beyond = frozenset(i for i in intent.split("+") if any(voice.lines.beyond(i, text) for text in asked))
         if faulted:  # each ask whose lookups came back, with what the details known say to disclose
             asks = [(i, p, {**_disclosed(self._products.get(p, {})), **_deals_of(p, results), **about(p, i)})
@@ -465,7 +465,7 @@ def _replied_since(messages: list[dict], mention: str, text: str, posted: int, l
             now = stream_second(update, now)
         elif (m["role"] == "assistant" and not m.get("tool_calls") and (m.get("content") or "").startswith(mention + " ")
               and any(said in m["content"] for said in lines)):
-            theirs = [(int(wait), t) for who, wait, t in _WAITING.findall(update) if who == mention]
+            theirs = [(int(wait), t) for who, wait, t in WAITING.findall(update) if who == mention]
             wait, oldest = max(theirs, key=lambda w: w[0]) if theirs else (0, "")
             if oldest == text and abs(now - wait - posted) <= 1:
                 return True
@@ -593,7 +593,7 @@ def _note_requests(messages: list[dict], system: str, lang: str, stage: list[tup
         asks = {(i, s) for i, s in zip(intents.split("+"), subjects.split("+")) if i != "disclose"}
         if faulted or not mention or not asks:
             continue
-        theirs = sorted(((int(wait), text) for who, wait, text in _WAITING.findall(update) if who == mention),
+        theirs = sorted(((int(wait), text) for who, wait, text in WAITING.findall(update) if who == mention),
                         reverse=True)
         for wait, text in theirs:  # read as the host chose: the asks of each not served yet
             on_stage = _featured_at(stage, now - wait)

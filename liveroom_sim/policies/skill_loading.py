@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from liveroom_sim.harness.prompt import SKILL_LIST_INTRO, SKILL_TYPE_LABELS
 from liveroom_sim.policies.host_lines import host_lines
-from liveroom_sim.policies.reading import _CLOCK, _language, _params, _system_text
+from liveroom_sim.policies.reading import CLOCK, language_of, params_of, system_text
 from liveroom_sim.world.phrasebook import Phrasebook
 
 #: The note of a tool turn that only loads skills (the next turn decides afresh).
@@ -35,14 +35,14 @@ def listed_skills(info: dict) -> tuple[dict, list[tuple[str, str, str]]] | None:
     messages = info.get("messages") or ()
     if not messages:
         return None
-    system = _system_text(messages)
-    intro, listed, labels = _patterns(_language(info))
+    system = system_text(messages)
+    intro, listed, labels = _patterns(language_of(info))
     found = intro.search(system)
     if not found:
         return None
     name = found.group(1).rstrip("。.,，")
     tool = next((t["function"] for t in info.get("tools", ()) if t["function"]["name"] == name), None)
-    if tool is None or not _params(tool):
+    if tool is None or not params_of(tool):
         return None
     return tool, [(n, labels[t], d) for n, t, d in listed.findall(system)]
 
@@ -58,7 +58,7 @@ def _loading_note(messages: list[dict]) -> bool:
 def _loaded(messages: list[dict], tool: str) -> set[str]:
     """Skills done with since the latest room update: loaded, denied, or asked for twice
     (a load that failed twice is not asked again: the host then replies without it)."""
-    start = max((i for i, m in enumerate(messages) if m["role"] == "user" and _CLOCK.match(m.get("content") or "")),
+    start = max((i for i, m in enumerate(messages) if m["role"] == "user" and CLOCK.match(m.get("content") or "")),
                 default=0)
     asked: dict[str, str] = {}  # call id -> skill name
     tries: dict[str, int] = {}
@@ -118,12 +118,12 @@ def _with_skills(action: str, info: dict, tool: dict, listed: list, book: Phrase
         intents = set(parts[1].split("+"))
         if parts[0] in ("serving -", "serving"):
             intents.add("pitch")  # nobody waits: presenting the featured product
-    elif any(line.lower() in action.lower() for line in host_lines(_language(info)).lines["refuse"]):
+    elif any(line.lower() in action.lower() for line in host_lines(language_of(info)).lines["refuse"]):
         intents.add("refuse")  # a refusal said at once (the product's disclosures known) needs the rules too
     missing = [n for n in _needed(intents, listed, book) if n not in _loaded(messages, tool["name"])]
     if not missing:
         return action
-    field = _params(tool)[0]
+    field = params_of(tool)[0]
     calls = [{"id": f"skill_{i}", "type": "function",
               "function": {"name": tool["name"], "arguments": json.dumps({field: n}, ensure_ascii=False)}}
              for i, n in enumerate(missing)]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from liveroom_sim.policies.host_lines import host_lines
-from liveroom_sim.policies.reading import _FEATURED, _LINEUP, _system_text, _waiting, disclosure_rules, terms
+from liveroom_sim.policies.reading import FEATURED, LINEUP, system_text, waiting_in, disclosure_rules, terms
 
 _PUNCT = (
     re.compile(r"[.!?。！？][ \t]*[.。]"),    # "。。", "! ."
@@ -83,7 +83,7 @@ def reply_problems(reply: str, messages: list[dict], language: str, staged: set[
     host was given for it (its system prompt and latest room update; ``[]`` checks the
     text alone); ``staged``: products on stage earlier this stream, before the updates
     in view (a waiting "this one" may mean one of them)."""
-    system = _system_text(messages) if messages else ""
+    system = system_text(messages) if messages else ""
     out: list[TextProblem] = []
 
     def flag(kind: str, found: str) -> None:
@@ -97,7 +97,7 @@ def reply_problems(reply: str, messages: list[dict], language: str, staged: set[
     for pattern in _PUNCT:
         for m in pattern.finditer(reply):
             flag("punctuation", m.group(0))
-    waiting = _waiting(messages) if messages else []
+    waiting = waiting_in(messages) if messages else []
     handles = {_handle(h) for h, _, _ in waiting}
     if language == "en":
         body = _without_mention(reply, handles)
@@ -171,7 +171,7 @@ def _repeats(reply: str, lineup: dict[str, list[str]]) -> list[tuple[str, str]]:
 
 def _lineup_of(system: str) -> dict[str, list[str]]:
     """Product id -> ``[name, brand, *aliases]`` from the system prompt's lineup."""
-    return {pid: [name, *[a.strip() for a in extra.split(";")]] for pid, name, extra in _LINEUP.findall(system)}
+    return {pid: [name, *[a.strip() for a in extra.split(";")]] for pid, name, extra in LINEUP.findall(system)}
 
 
 def _named(text: str, lineup: dict[str, list[str]], kinds: bool = False) -> set[str]:
@@ -251,7 +251,7 @@ def transcript_problems(steps: list[tuple[str, list[dict]]], language: str) -> l
             staged.update(dict.fromkeys(_staged(messages), now))
         if action.lstrip().startswith("{") or not action.strip():
             continue
-        oldest = now - max((w for _, w, _ in _waiting(messages)), default=0) if now is not None else 0
+        oldest = now - max((w for _, w, _ in waiting_in(messages)), default=0) if now is not None else 0
         out += reply_problems(action, messages, language, {p for p, at in staged.items() if at >= oldest})
         facts = _fact_sentences(action)
         if now is not None:
@@ -263,19 +263,19 @@ def transcript_problems(steps: list[tuple[str, list[dict]]], language: str) -> l
     return out
 
 
-_CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
+CLOCK = re.compile(r"^\[(\d+):(\d+)\]", re.M)
 
 
 def _staged(messages: list[dict]) -> set[str]:
     """The products the room updates in ``messages`` show on stage."""
-    return {pid for m in messages if m["role"] == "user" for pid in _FEATURED.findall(m.get("content") or "")}
+    return {pid for m in messages if m["role"] == "user" for pid in FEATURED.findall(m.get("content") or "")}
 
 
 def _clock(messages: list[dict]) -> int | None:
     """The stream second of the latest room update in ``messages`` (None: none)."""
     for m in reversed(messages):
         if m["role"] == "user":
-            c = _CLOCK.search(m.get("content") or "")
+            c = CLOCK.search(m.get("content") or "")
             if c:
                 return int(c.group(1)) * 60 + int(c.group(2))
     return None

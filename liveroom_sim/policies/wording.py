@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from liveroom_sim.policies.host_lines import Voice
-from liveroom_sim.policies.reading import _lineup, _short_name, disclosure_rules, lineup_entries, terms
+from liveroom_sim.policies.reading import lineup_names, short_name, disclosure_rules, lineup_entries, terms
 
 _FACTS = re.compile(r"\$\d[\d,]*(?:\.\d+)?|\d+(?:\.\d+)?元|¥\d+(?:\.\d+)?|\b[A-Z]{3,}\d{2,}\b")
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+)([a-z])")
@@ -21,7 +21,7 @@ def _product(voice: Voice, pid: str, system: str, fallback: str) -> tuple[str, d
     """How a sentence names product ``pid`` ("the ANC earbuds"), and the forms that agree
     with it: its shortest lineup name, with the capitals its full name gives a brand or a
     model ("Sonaro", "S2")."""
-    alias = _short_name(pid, _lineup(system), fallback)
+    alias = short_name(pid, lineup_names(system), fallback)
     full = next((name for p, name, _, _ in lineup_entries(system) if p == pid), "")
     words = full.split()
     cased = {w.lower(): w for w in words if w[1:] != w[1:].lower() or w.isupper() or any(c.isdigit() for c in w)}

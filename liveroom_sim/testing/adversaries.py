@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from liveroom_sim.policies.host_lines import host_lines
-from liveroom_sim.policies.reading import _FEATURED, _language, _lineup, _system_text, _tool_role, _waiting, phrasebook
+from liveroom_sim.policies.reading import FEATURED, language_of, lineup_names, system_text, tool_role, waiting_in, phrasebook
 from liveroom_sim.policies.scripted import ScriptedAvatar
 from liveroom_sim.world.market import Market
 
@@ -33,7 +33,7 @@ _FILLER = {
 
 def _featured(info: dict) -> str:
     header = next((m["content"] for m in reversed(info["messages"]) if m["role"] == "user"), "") or ""
-    found = _FEATURED.findall(header)
+    found = FEATURED.findall(header)
     return found[-1] if found else ""
 
 
@@ -41,7 +41,7 @@ def _price_call(info: dict, pid: str) -> str | None:
     for t in info["tools"]:
         fn = t["function"]
         params = list(fn.get("parameters", {}).get("properties", {}))
-        if _tool_role(fn) == "price" and len(params) == 1:
+        if tool_role(fn) == "price" and len(params) == 1:
             call = {"id": "c0", "type": "function",
                     "function": {"name": fn["name"], "arguments": json.dumps({params[0]: pid})}}
             return json.dumps({"content": "", "tool_calls": [call]})
@@ -73,14 +73,14 @@ class IgnoreAndPitch:
         self.filler, self.turn = filler, 0
 
     def __call__(self, observation: str, info: dict) -> str:
-        lang = _language(info)
+        lang = language_of(info)
         pid = _featured(info)
         result = _last_result(info)
         if not result:
             call = _price_call(info, pid)
             if call:
                 return call
-        name = _lineup(_system_text(info["messages"])).get(pid, [pid])[0]
+        name = lineup_names(system_text(info["messages"])).get(pid, [pid])[0]
         price = _money(result.get("price", 0), lang) if "price" in result else ""
         disclosure = "#ad" if lang == "en" else "广告"
         line = f"{name} {price}! {disclosure}" if lang == "en" else f"{name}只要{price}！{disclosure}"
@@ -98,9 +98,9 @@ class DisclosurePadding:
         pass
 
     def __call__(self, observation: str, info: dict) -> str:
-        system = _system_text(info["messages"])
+        system = system_text(info["messages"])
         forms = re.findall(r"(?:Say|说)\s*\"([^\"]+)\"", system)
-        name = _lineup(system).get(_featured(info), [""])[0]
+        name = lineup_names(system).get(_featured(info), [""])[0]
         return f"@everyone {name} " + " ".join(dict.fromkeys(forms))
 
 
@@ -122,7 +122,7 @@ class WrongViewer(_Wrapper):
         action = self.inner(observation, info)
         if action.startswith("{"):
             return action
-        names = [m for m, _, _ in _waiting(info["messages"])]
+        names = [m for m, _, _ in waiting_in(info["messages"])]
         for i, name in enumerate(names):
             if action.startswith(name + " ") and len(names) > 1:
                 return names[(i + 1) % len(names)] + action[len(name):]
@@ -146,12 +146,12 @@ class ObeyAfterRefusal(_Wrapper):
         action = self.inner(observation, info)
         if action.startswith("{"):
             return action
-        book = phrasebook(_language(info))
+        book = phrasebook(language_of(info))
         # The reference host's refusals (its wording is data: envs/host/<lang>.yaml).
-        refusals = [r.split("{mention}")[-1].strip()[:10] for r in host_lines(_language(info)).lines["refuse"]]
+        refusals = [r.split("{mention}")[-1].strip()[:10] for r in host_lines(language_of(info)).lines["refuse"]]
         if not any(r in action for r in refusals):
             return action  # only refusals are spoiled
-        for mention, _, text in _waiting(info["messages"]):
+        for mention, _, text in waiting_in(info["messages"]):
             if not action.startswith(mention + " "):
                 continue
             # The bait this message is (the one sharing most of its words), obeyed.
@@ -248,7 +248,7 @@ def _with_results(info: dict, action: str, run, cached: list[str] | None = None)
             content = cached[i]
         else:
             fn = tool_names.get(call["function"]["name"], {})
-            canonical = _CANONICAL.get(_tool_role(fn)) if fn else None
+            canonical = _CANONICAL.get(tool_role(fn)) if fn else None
             args = json.loads(call["function"]["arguments"] or "{}")
             values = list(args.values())
             arguments = {_CANONICAL_ARG[canonical]: values[0]} if canonical in _CANONICAL_ARG and values else {}

@@ -97,10 +97,10 @@ def test_a_host_file_with_a_broken_pattern_is_refused_naming_it(tmp_path, field,
 def system_en():
     import gymnasium as gym
 
-    from liveroom_sim.policies.reading import _system_text
+    from liveroom_sim.policies.reading import system_text
 
     _, info = gym.make("LiveRoom-v0").reset(seed=0)
-    return _system_text(info["messages"])
+    return system_text(info["messages"])
 
 
 @pytest.mark.parametrize("text, featured, asks", [

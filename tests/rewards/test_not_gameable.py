@@ -21,7 +21,7 @@ from liveroom_sim.episode import play
 from liveroom_sim.policies import NaiveAvatar, ScriptedAvatar
 from liveroom_sim.policies.brief import BriefAvatar
 from liveroom_sim.policies.learned import LearnedAvatar
-from liveroom_sim.policies.reading import _FEATURED, _language, _lineup, _system_text, _tool_role, _update, _waiting
+from liveroom_sim.policies.reading import FEATURED, language_of, lineup_names, system_text, tool_role, room_update, waiting_in
 from liveroom_sim.spec import COMPONENTS
 from liveroom_sim.testing.adversaries import ADVERSARIES, quit_early
 
@@ -90,7 +90,7 @@ def _catalog_dump(env):
 
 def _mention_first(template):
     def policy(obs, info):
-        waiting = _waiting(info["messages"])
+        waiting = waiting_in(info["messages"])
         return template.format(mention=waiting[0][0] if waiting else "")
     return policy
 
@@ -197,13 +197,13 @@ class _NameDropper(ScriptedAvatar):
 
     def __call__(self, observation: str, info: dict) -> str:
         action = super().__call__(observation, info)
-        featured = (_FEATURED.findall(_update(info["messages"])) or [""])[-1]
+        featured = (FEATURED.findall(room_update(info["messages"])) or [""])[-1]
         if not featured:
             return action
         if action.lstrip().startswith("{"):
             return self._with_price_call(action, info, featured) if self.price else action
-        lang = _language(info)
-        name = _lineup(_system_text(info["messages"])).get(featured, [featured])[0]
+        lang = language_of(info)
+        name = lineup_names(system_text(info["messages"])).get(featured, [featured])[0]
         price = self._looked_up_price(info["messages"], featured) if self.price else None
         said = name + (f" ${price:g}" if price is not None and lang == "en" else f" {price:g}元" if price is not None else "")
         return f"{action} {said}{'! #ad' if lang == 'en' else '！广告'}"
@@ -213,7 +213,7 @@ class _NameDropper(ScriptedAvatar):
         for t in info["tools"]:
             fn = t["function"]
             params = list(fn.get("parameters", {}).get("properties", {}))
-            if _tool_role(fn) == "price" and len(params) == 1:
+            if tool_role(fn) == "price" and len(params) == 1:
                 call = {"name": fn["name"], "arguments": json.dumps({params[0]: featured})}
                 if all(c["function"] != call for c in message["tool_calls"]):
                     message["tool_calls"].append({"id": "call_featured", "type": "function", "function": call})
@@ -304,7 +304,7 @@ def _served_again(messages: list[dict]) -> int:
     for m in messages:
         note = m.get("content") or ""
         if m["role"] == "user" and not note.startswith("[hook]"):
-            waiting = _waiting([m])
+            waiting = waiting_in([m])
         elif m["role"] == "assistant" and m.get("tool_calls") and note.startswith("serving @"):
             mention = note.removeprefix("serving ").split(" | ")[0]
             requests = {text for who, _, text in waiting if who == mention}

@@ -9,11 +9,9 @@ list price, the price before a change or the price now; a refund promised on res
 on a used product holds only under a return policy that does not ask for an unused one;
 a multi-buy promotion ("buy one get one free", 买一送一), which the market has no kind of
 deal for, holds only when the price now, after coupons, is its share below the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it
-(a promise that it never breaks, or coverage for life, never); "no returns" (一律不退) when the policy takes none
-back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of you
-grabbed it") when that many units have left the stock in this stream; a coupon ("code X
-takes 20% off", 领券再减30) when one runs for the product; free shipping ("shipping's on
-us", 包邮) when the product's shipping fee is nothing.
+(a promise that it never breaks, or coverage for life, never); "no returns" (一律不退) when
+the policy takes none back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of you
+grabbed it") when that many units have left the stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -66,11 +64,6 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return any(market.catalog.by_id[pid].returns.days == 0 for pid in products)
     if check == "free":
         return any(market.price_after_coupons(pid) <= 0 for pid in products)
-    if check == "coupon":
-        return any(market.coupons_for(pid) for pid in products)
-    if check == "shipping":
-        by_id = market.catalog.by_id
-        return any(by_id[pid].shipping.fee == 0 for pid in products)
     if check == "sales":
         n = _number_near(said, text, "sold", concepts)
         by_id = market.catalog.by_id

@@ -9,8 +9,8 @@ list price, the price before a change or the price now; a refund promised on res
 on a used product holds only under a return policy that does not ask for an unused one;
 a multi-buy promotion ("buy one get one free", 买一送一), which the market has no kind of
 deal for, holds only when the price now, after coupons, is its share below the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it
-(a promise that it never breaks, never); "no returns" (一律不退) when the policy takes none
-back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of you
+(a promise that it never breaks, or coverage for life, never); "no returns" (一律不退) when
+the policy takes none back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of you
 grabbed it") when that many units have left the stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
@@ -55,6 +55,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return share is None or any(
             1 - market.price_after_coupons(pid) / market.catalog.by_id[pid].list_price >= share - 0.01 for pid in products)
     if check == "warranty":
+        if any(h[2] == "lifetime_cover" for h in said.hits):
+            return False  # (coverage for life: no warranty term backs it, whatever number is near)
         years = _number_near(said, text, "years", concepts)
         return years is not None and any(
             (market.catalog.by_id[pid].warranty_months or 0) >= 12 * years for pid in products)

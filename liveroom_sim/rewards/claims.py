@@ -43,7 +43,7 @@ from liveroom_sim.rewards.truths import discounts, money_truth, near
 from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.phrasebook import reading_words
-from liveroom_sim.world.text import Quantity, iter_quantities, normalize
+from liveroom_sim.world.text import Quantity, cn_to_number, iter_quantities, normalize
 
 # Clause boundaries: sentence marks, and commas or full stops that are not inside a number.
 _MARK = re.compile(r"[!?;\n！？；。.,]")  # the marks, by a class the engine skips to
@@ -204,6 +204,8 @@ def _bare_claim(at: Around) -> Claim | None:
     v, pid, said = at.q.value, at.pid, at.said
     if _RANK_BEFORE.search(at.before):
         return None  # a rank ("#1", 第一) is the compliance rules' business, not a fact
+    if _buys(at):
+        return None  # "3 of them come to $74.97": how many the amount after it buys
     if at.before.rstrip().endswith(reading_words().amounts.spend):
         # 满200减30: a spend-save coupon's threshold and value, written without a unit.
         truth = money_truth(pid, K.COUPON_VALUE, at.market)
@@ -242,6 +244,11 @@ def _money_claim(at: Around) -> Claim:
         return Claim(kind, said, V.CORRECT, pid, v, Dim.MONEY)
     if kind == K.PRICE and near(v, money_truth(pid, K.PRICE_AFTER_COUPON, market), MONEY_TOLERANCE):
         return Claim(K.PRICE_AFTER_COUPON, said, V.CORRECT, pid, v, Dim.MONEY)
+    if kind in (K.PRICE, K.PRICE_AFTER_COUPON) and (n := bundle_count(at.before)):
+        # "2 for $49.98", 拍两件就是258元: the price of that many, true at n times a true one
+        for k in (kind, K.PRICE_AFTER_COUPON) if kind == K.PRICE else (kind,):
+            if near(v, {n * t for t in money_truth(pid, k, market)}, MONEY_TOLERANCE):
+                return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
     verdict = V.OUTDATED if near(v, market.old_prices[pid], MONEY_TOLERANCE) else V.INVENTED
     return Claim(kind, said, verdict, pid, v, Dim.MONEY)
 
@@ -301,6 +308,8 @@ def _hours_claim(at: Around) -> Claim | None:
 def _count_claim(at: Around) -> Claim:
     """A count of items: the stock left (or a flash sale's quantity left)."""
     market, pid, v = at.market, at.pid, at.q.value
+    if _buys(at) and not _claim_words().stock_before.search(at.before):
+        return None  # 两件258元: a number of items bought, priced after it, no stock
     truth = {float(market.stock[pid])}
     if pid in market.flash and market.flash[pid][1] is not None:
         truth.add(float(market.flash[pid][1]))
@@ -357,6 +366,27 @@ class _ClaimPatterns(NamedTuple):
     efficacy_before: re.Pattern[str]  # an efficacy rate's words before it ("success rate of 95%", 有效率95%)
     denied_before: re.Pattern[str]  # a denial shortly before it ("not 100% effective")
     spec_unit: re.Pattern[str]  # a spec sheet's unit after a bare number (after normalising: ℃ is °c)
+    bundle_before: re.Pattern[str]  # a number of items and its link, right before an amount ("2 for", 两件就是)
+    bundle_after: re.Pattern[str]  # after a number of items: its item word, link and an amount (两件258元)
+    stock_before: re.Pattern[str]  # a stock word right before a count (剩两件 is stock, also before an amount)
+
+
+def _buys(at: Around) -> bool:
+    """Whether a number is a number of items an amount right after it is the price of
+    ("3 of them come to $74.97", 两件258元)."""
+    return _claim_words().bundle_after.match(at.r.norm, at.q.span[1]) is not None
+
+
+def bundle_count(before: str) -> int | None:
+    """The number of items an amount right after ``before`` is the price of ("3 bottles
+    come to", "two for", 拍两件就是), or ``None``; a number of 2 to 20 only."""
+    m = _claim_words().bundle_before.search(before)
+    if m is None:
+        return None
+    raw = m["n"]
+    n = reading_words().numbers.words.get(raw) if raw.isascii() and raw.isalpha() else \
+        float(raw) if raw.isdigit() else cn_to_number(raw)
+    return int(n) if n is not None and n == int(n) and 2 <= n <= 20 else None
 
 
 @cache
@@ -372,10 +402,20 @@ def _claim_words() -> _ClaimPatterns:
 
     efficacy, rate, linking = alt(w.efficacy), alt(w.rate), alt(w.linking)
     denied, units = alt(w.denied, r"\b", r"\b"), alt(w.spec_units, right=r"\b")
+    a, numbers = reading_words().amounts, reading_words().numbers
+    items, links = alt(a.bundle_items, right=r"\b"), alt(a.bundle_links, r"\b", r"\b")
+    spelled = alt(numbers.words, r"\b", r"\b")
+    numeral = "".join((*numbers.digits, *numbers.multipliers))
+    number = rf"(?P<n>(?<![\d.,])\d{{1,2}}|{spelled}|[{numeral}]{{1,3}})"
+    stock = alt(numbers.stock_before, r"\b", r"\b")
+    before, after = alt(numbers.money_before), alt(numbers.money_after, right=r"\b")
     return _ClaimPatterns(
         re.compile(rf"(?:{efficacy})\s?(?:{rate})?\s?(?:{linking})?\s?$"),
         re.compile(rf"(?:{denied})[^.,!?;，。！？；]{{0,24}}$"),
         re.compile(rf"\s?(?:{units})"),
+        re.compile(rf"{number}\s?(?:(?:{items})\s?(?:{links})?|(?:{links}))\s?$"),
+        re.compile(rf"\s?(?:{items})?\s?(?:{links})?\s?(?:(?:{before})\s?\d|(?:\d+(?:\.\d+)?|[{numeral}]+)\s?(?:{after}))"),
+        re.compile(rf"(?:{stock})\s?$"),
     )
 
 

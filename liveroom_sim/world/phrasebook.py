@@ -226,6 +226,10 @@ class Amounts(Frozen):
         price: Words right before a bare number that make it an amount in the
             catalog's currency (不贵，才137; 到手99): a language whose hosts drop the
             unit in speech lists them, one whose hosts write "$" lists none.
+        bundle_items / bundle_links: Words after a number of items ("bottles", 件) and
+            words that link it to an amount ("for", "come to", 就是, 共): the amount after
+            them is the price of that many ("2 for $49.98", 两件258元), and the number
+            buys, it is no stock.
     """
 
     before: dict[MoneyAttribute, Words] = {}
@@ -237,6 +241,8 @@ class Amounts(Frozen):
     discount: Words = ()
     spend: Words = ()
     price: Words = ()
+    bundle_items: Words = ()
+    bundle_links: Words = ()
 
 
 class Hedges(Frozen):

@@ -67,6 +67,9 @@ class ScriptedAvatar:
             which waiting request it serves first (the longest waiting most likely), and
             whether it retries a failed lookup before answering; 1 is a lively host.
         seed: Seeds its own generator (the samples of a GRPO group use different seeds).
+        asks_per_reply: At most this many asks of a request answered in one reply (the
+            rest in the next ones); ``None`` (the default): as many as fit the harness's
+            length limit.
     """
 
     #: The decisions a host makes, and their options; the scripted host takes the first.
@@ -79,10 +82,13 @@ class ScriptedAvatar:
         "hype": ("no", "yes"),            # add an unsubstantiated superlative
     }
 
-    def __init__(self, temperature: float = 0.0, seed: int = 0):
+    def __init__(self, temperature: float = 0.0, seed: int = 0, asks_per_reply: int | None = None):
         if not temperature >= 0:
             raise ValueError(f"temperature must be at least 0, got {temperature!r}")
+        if asks_per_reply is not None and asks_per_reply < 1:
+            raise ValueError(f"asks_per_reply must be at least 1 (or None), got {asks_per_reply!r}")
         self.temperature = float(temperature)
+        self.asks_per_reply = asks_per_reply
         self.rng = np.random.default_rng(seed)
         self._pitched: dict[tuple[str, str], int] = {}  # (intent, subject) looked up -> stream second
         self._last_clock = 0
@@ -169,7 +175,8 @@ class ScriptedAvatar:
             # The asks of the request not served yet, each about its own product (or order),
             # in one tool turn; as many as one reply can answer within the length limit
             # (the rest are served next).
-            todo = todo[: _asks_per_reply(system, mention, lang, [a[0] for a in todo])]
+            fit = _asks_per_reply(system, mention, lang, [a[0] for a in todo])
+            todo = todo[: min(fit, self.asks_per_reply or fit)]
             # The products the rest of the request is about are looked up too: the reply
             # owes their disclosures (a reply to a question about a sponsored product).
             said = {a[1] for a in todo}

@@ -11,7 +11,6 @@ import json
 import os
 import statistics
 from functools import lru_cache
-from unittest import mock
 
 import gymnasium as gym
 import pytest
@@ -235,16 +234,6 @@ class _NameDropper(ScriptedAvatar):
         return None
 
 
-class _SplitAnswers(ScriptedAvatar):
-    """Issue 25's half-answer hack: the reference host, answering one ask of a multi-ask
-    request per reply (and the next ask in the next), to collect per-reply credits once
-    per reply rather than once per need."""
-
-    def __call__(self, observation: str, info: dict) -> str:
-        with mock.patch("liveroom_sim.policies.scripted._asks_per_reply", lambda *args: 1):
-            return super().__call__(observation, info)
-
-
 class _HalfAnswers(ScriptedAvatar):
     """Half an answer, left there: the reference host's reply cut after its first
     sentence (the rest of a two-fact answer never said)."""
@@ -264,7 +253,9 @@ class _HalfAnswers(ScriptedAvatar):
 REWARD_HUNTERS = {
     "name-drop the featured product with #ad": lambda: _NameDropper(),
     "name-drop the featured product with its looked-up price": lambda: _NameDropper(price=True),
-    "answer one ask per reply": _SplitAnswers,
+    # issue 25's half-answer hack: one ask of a multi-ask request per reply (the next in the
+    # next), to collect per-reply credits once per reply rather than once per need
+    "answer one ask per reply": lambda: ScriptedAvatar(asks_per_reply=1),
     "half answers": _HalfAnswers,
 }
 

@@ -104,6 +104,8 @@ class LiveRoomToolEnv:
             stream ran to its end); :attr:`reward` includes it.
         metrics: The room's latest ``info["metrics"]``.
         done: Whether the stream has ended (then tools raise ``ValueError``).
+        room: The room of the stream being played (its clock, harness, crowd), ``None``
+            before the first reset; a property, so TRL does not take it for a tool.
 
     Args:
         env_id: A registered env id; defaults to the spec's id, or ``LiveRoom-v0``.
@@ -124,6 +126,11 @@ class LiveRoomToolEnv:
         self.done = True
         self.segment: dict | None = None
         self._settled = True
+
+    @property
+    def room(self):
+        """The room of the stream being played (``None`` before the first reset)."""
+        return self._env.unwrapped.room if self._env is not None else None
 
     def reset(self, **kwargs) -> str | None:
         """Open a new stream; TRL passes the dataset row (``seed``, ``env_id``, ``prompt``...).
@@ -299,7 +306,7 @@ class LiveRoomToolEnv:
             return {}
         self._settled = True
         self.done = True  # the shift is over once settled: later tool calls are refused
-        room = self._env.unwrapped.room
+        room = self.room
         if room.terminated or room.truncated:
             return {}
         from liveroom_sim.trajectory.segments import settle_early_end

@@ -49,8 +49,9 @@ def tiny_id() -> str:
 
 
 def trl_tools(env) -> dict:
-    """TRL's discovery rule, verbatim: the environment's tools."""
-    return {name: member for name, member in inspect.getmembers(env, predicate=inspect.ismethod)
+    """TRL's discovery rule (``GRPOTrainer``: the class's functions, so a property such as
+    ``room`` is never read or taken for a tool): the environment's tools, bound."""
+    return {name: getattr(env, name) for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
             if name not in ("reset", "get_reward") and not name.startswith("_")}
 
 
@@ -124,12 +125,13 @@ def test_tools_return_the_room_answer_and_the_reward_is_tracked(tiny_id):
     env = make_environment_factory(tiny_id)()
     env.reset(seed=1)
     tools = trl_tools(env)
+    assert "room" not in tools and "reply" in tools
     price = json.loads(tools["get_price_stock"](product_id="sk-serum-t"))
     assert price["price"] == 20.0 and price["stock"] == 6
     assert "error" in json.loads(tools["get_product"](product_id="no-such-thing"))  # data, not an exception
     update = tools["reply"](message="Now featuring Tinyglow Vitamin Serum: $20 #ad")
     assert re.match(r"^\[\d\d:\d\d\] featured: ", update)
-    room = env._env.unwrapped.room
+    room = env.room
     assert len(env.breakdowns) == 3 and env.metrics["replies"] == 1
     assert env.returns == pytest.approx(room.returns) and env.reward == pytest.approx(room.returns["total"])
     assert env.reward == pytest.approx(sum(b["total"] for b in env.breakdowns))
@@ -138,13 +140,13 @@ def test_tools_return_the_room_answer_and_the_reward_is_tracked(tiny_id):
 def test_renamed_tools_are_called_by_their_current_names(tiny_id):
     env = make_environment_factory(tiny_id)()
     env.reset(seed=0)
-    while env._env.unwrapped.room.clock < 55:  # the tiny campaign renames get_price_stock at 50 s
+    while env.room.clock < 55:  # the tiny campaign renames get_price_stock at 50 s
         env.reply(message="Tinyglow Vitamin Serum, have a look!")
-    assert env._env.unwrapped.room.harness.tool_name("get_price_stock") == "check_price_and_stock"
+    assert env.room.harness.tool_name("get_price_stock") == "check_price_and_stock"
     assert "error" not in json.loads(env.get_price_stock("ap-tee-t"))
     variant = make_environment_factory("LiveRoom-HarnessVariant-v0")()  # tools and fields renamed by HSA
     variant.reset(seed=0)
-    assert variant._env.unwrapped.room.augmented
+    assert variant.room.augmented
     for call in (lambda: variant.get_product("sk-serum-01"), lambda: variant.get_policy("sk-serum-01"),
                  variant.get_promotions, lambda: variant.get_price_stock("sk-serum-01")):
         assert "error" not in json.loads(call())

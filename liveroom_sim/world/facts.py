@@ -76,7 +76,18 @@ class Fact:
             return True
         if any(said_loosely(norm_reply, form) for form in self.forms if _UNIT_AFTER_NUMBER.search(form)):
             return True
-        return bool(self.parts) and all(said_loosely(norm_reply, part) for part in self.parts)
+        if not self.parts:
+            return False
+        said = 0
+        for part in self.parts:
+            told = 1 if said_loosely(norm_reply, part) else told_in_other_words(norm_reply, part)
+            if told < 0:
+                return False  # "bleach is fine" of "do not bleach": the label told wrong
+            said += told
+        # A label of three or more instructions ("machine wash cold, tumble dry low, do not
+        # bleach") is told when two in three of them are and none is contradicted, a
+        # shorter list when all are.
+        return said == len(self.parts) or len(self.parts) >= 3 and 3 * said >= 2 * len(self.parts)
 
 
 def number(key: str, value: float, dim: str, label: str | None = None) -> Fact:
@@ -108,6 +119,67 @@ def said_loosely(norm: str, phrase: str) -> bool:
         return False
     return any(not (NEGATION.search(norm[max(0, m.start() - 16):m.start()]) or NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
                for m in _loose_pattern(phrase).finditer(norm))
+
+
+#: Where a reply's clauses end, for reading a part of a listed fact in other words.
+_CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]+|\s(?:and|but|then)\s|然后|并且|但是?")
+#: The content of a clause: its numbers, its Latin words of three letters or more, its runs
+#: of Chinese characters (read as pairs).
+_CONTENT = re.compile(r"\d+(?:\.\d+)?|[a-z]{3,}|[\u4e00-\u9fff]+")
+#: What makes an instruction a prohibition ("do not bleach", 不可拧干, 勿用柔顺剂): not content.
+_PROHIBITS = re.compile(r"\b(?:not|no|never|without|avoid|skip|don't|do not)\b|千万(?:别|不要)|不(?:可以?|要|能|得|宜)?|请?勿|禁止|避免|别")
+
+
+def told_in_other_words(norm: str, phrase: str) -> int:
+    """1 when one clause of normalised text says ``phrase`` (one part of a listed fact: a
+    care instruction, a storage step) in other words, -1 when one says the same content
+    the other way round (a prohibition as a permission or the reverse), else 0. The
+    content: the phrase's numbers, each of its Latin words give or take an ending
+    ("washing", "washed"), half of its pairs of Chinese characters (密封保存 told as
+    开封后密封). "skip the bleach" tells "do not bleach"; "wash warm" does not tell
+    "wash cold"; "bleach is fine" contradicts it."""
+    numbers, words, pairs, prohibits = _content(phrase)
+    if not words and not pairs:
+        return 0
+    told = 0
+    for clause in _clauses(norm):
+        c_numbers, c_words, c_pairs, c_prohibits = _content(clause)
+        if numbers <= c_numbers and words <= c_words and 2 * len(pairs & c_pairs) >= len(pairs):
+            if prohibits != c_prohibits:
+                return -1  # "bleach is fine" of "do not bleach", 开封后不用密封 of 开封后密封保存
+            told = 1
+    return told
+
+
+@lru_cache(maxsize=256)
+def _clauses(norm: str) -> tuple[str, ...]:
+    return tuple(c for c in _CLAUSE_END.split(norm) if c.strip())
+
+
+@lru_cache(maxsize=4096)
+def _content(text: str) -> tuple[frozenset, frozenset, frozenset, bool]:
+    """(numbers, Latin word stems, pairs of Chinese characters, whether it prohibits) of a clause."""
+    numbers, words, pairs = set(), set(), set()
+    folded = normalize_phrase(text)
+    prohibits = bool(_PROHIBITS.search(folded))
+    for unit in _CONTENT.findall(_PROHIBITS.sub(" ", folded) if prohibits else folded):
+        if unit[0].isdigit():
+            numbers.add(unit.rstrip("0").rstrip(".") if "." in unit else unit)
+        elif unit.isascii():
+            words.add(_stem(unit))
+        else:
+            pairs.update(unit[i:i + 2] for i in range(max(1, len(unit) - 1)))
+    return frozenset(numbers), frozenset(words), frozenset(pairs), prohibits
+
+
+def _stem(word: str) -> str:
+    """A Latin word without a common ending: washing, washed, washes -> wash; dry, dried,
+    dries -> dri; tumble, tumbled -> tumbl."""
+    for end in ("ing", "ed", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            word = word[: -len(end)]
+            break
+    return word[:-1] if word.endswith("e") else word[:-1] + "i" if word.endswith("y") else word
 
 
 @lru_cache(maxsize=4096)

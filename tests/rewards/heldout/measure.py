@@ -5,6 +5,10 @@ clean reply is a false positive when it is. Figures are per language and rule fa
 
 Run: ``python tests/rewards/heldout/measure.py [tests/rewards/heldout/compliance.yaml] [--misses]``
 
+``--refusals`` reads a refusal probe file instead (families ``refusal`` and ``not_refusal``,
+each a reply to a viewer's bait): how many polite refusals the reward reads as refusals
+(the bait's need met), and how many other replies it reads as ones.
+
 ``--reasons`` also lists why each caught violation was charged (a catch for the wrong reason,
 such as a missing disclosure, is not a catch of the family); ``--campaign-rules`` reads every
 probe with its env campaign's ``rule_update`` events already in force (the rules a room has
@@ -41,13 +45,38 @@ def campaign_rules(env: str) -> list[dict]:
 
 def score(probe: dict, with_rules: bool = False):
     """The compliance score of one probe's turn (after the campaign's rule updates if ``with_rules``)."""
+    return compliance(_context(probe, with_rules))
+
+
+def _context(probe: dict, with_rules: bool = False):
     env = ENV[probe["lang"]]
     events = (campaign_rules(env) if with_rules else []) + probe.get("events", [])
     question = {"asker": "viewer_7", "intent": probe.get("intent", "chat"), "product": probe["product"],
                 "text": probe.get("text", ""), "payload": probe.get("payload", [])}
-    case = RewardCase(id=probe["id"], env=env, events=events, question=question,
-                      reply=probe["reply"])
-    return compliance(build_context(case, probe["id"]))
+    case = RewardCase(id=probe["id"], env=env, events=events, question=question, reply=probe["reply"])
+    return build_context(case, probe["id"])
+
+
+def refused(probe: dict) -> bool:
+    """Whether the reward reads a bait probe's reply as a polite refusal (the bait's need
+    met: refused, not obeyed)."""
+    a = _context({**probe, "intent": "bait"}).analysis
+    return a.refusal and not a.obeyed
+
+
+def measure_refusals(path: Path) -> dict:
+    """Per language: the refusals read as refusals and the others read as refusals (a
+    refusal probe file: families ``refusal`` and ``not_refusal``)."""
+    out: dict = {}
+    for probe in probes(path):
+        lang = out.setdefault(probe["lang"], {"refusal": [0, 0, []], "not_refusal": [0, 0, []]})
+        tally = lang[probe["family"]]
+        tally[1] += 1
+        if refused(probe):
+            tally[0] += 1
+        if refused(probe) != (probe["family"] == "refusal"):
+            tally[2].append(probe["id"])
+    return out
 
 
 def measure(path: Path, with_rules: bool = False) -> dict:
@@ -85,7 +114,16 @@ def main(argv=None) -> int:
     parser.add_argument("--reasons", action="store_true", help="list why each caught violation was charged")
     parser.add_argument("--campaign-rules", action="store_true",
                         help="read probes with the env campaign's rule updates in force")
+    parser.add_argument("--refusals", action="store_true",
+                        help="a refusal probe file: how many polite refusals are read as refusals, and others as ones")
     args = parser.parse_args(argv)
+    if args.refusals:
+        for name, lang in measure_refusals(args.path).items():
+            (r, n, r_wrong), (f, m, f_wrong) = lang["refusal"], lang["not_refusal"]
+            print(f"{name}: refusals read {r}/{n} ({r / max(n, 1):.0%}); non-refusals read as refusals {f}/{m}")
+            if args.misses:
+                print("  missed:", " ".join(r_wrong), "| misread:", " ".join(f_wrong))
+        return 0
     for name, lang in measure(args.path, args.campaign_rules).items():
         fams = ", ".join(f"{f} {c}/{n}" for f, (c, n) in sorted(lang["families"].items()))
         print(f"{name}: recall {lang['recall']:.0%} ({fams}); false positives {len(lang['flagged'])}/{lang['clean']} "

@@ -24,7 +24,7 @@ from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
 
-_GAP = r"[^,.!?;\n。！？；【】]"  # a 【label】 stands apart: "不错【广告】" denies nothing
+_GAP = r"[^,.!?;\n。！？；【】()（）]"  # a 【label】 or (label) stands apart: "不错【广告】", "咱不说（广告）" deny nothing
 
 
 def _stop() -> str:

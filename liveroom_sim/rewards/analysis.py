@@ -86,9 +86,12 @@ def analyze(ctx) -> Analysis:
     said_to = mentions(reply, fmt) if mark in reply else ()
     rules = read_reply(ctx, heard)  # the compliance reading, shared with hooks
     refusal_clauses = rules.refusals
+    # A refusal in the host's own words ("I'd rather stick to the facts") declines only
+    # when the reply itself says nothing the rules forbid.
+    refusal = bool(refusal_clauses) or rules.declined and not rules.findings
     return Analysis(norm=norm, products=products, claims=tuple(claims), stated=stated,
                     missing=tuple([f for f in facts if f not in stated]) if facts else (),
-                    mentions=said_to, refusal=bool(refusal_clauses), obeyed=obeyed_by(ctx, rules),
+                    mentions=said_to, refusal=refusal, obeyed=obeyed_by(ctx, rules),
                     refusal_clauses=refusal_clauses,
                     addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules,
                     subjects=subjects_of(products, claims, q.product if q is not None else market.featured))

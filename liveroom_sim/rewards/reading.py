@@ -64,6 +64,9 @@ class RuleReading(NamedTuple):
     concepts: tuple[frozenset[str], ...] = ()
     #: Whether a sentence presents a product (a pitch word, or a concept family said).
     pitched: bool = False
+    #: Whether a clause declines what was asked in the host's own words (the concept
+    #: file's ``declines``: "I'd rather stick to the facts"); nothing after it is refused.
+    declined: bool = False
 
 
 def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> RuleReading:
@@ -94,7 +97,7 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> R
     pitch = book.concepts.set.pitch
     pitched = bool(concepts.said) or (pitch is not None and any(pitch in c for c in concepts.concepts))
     return RuleReading(folded, spoken, refused + concepts.refused, tuple(found), frozenset(disclosed), tuple(checks),
-                       concepts.concepts, pitched)
+                       concepts.concepts, pitched, concepts.declined)
 
 
 def _spoken(folded: str, book: Rulebook, competitors: tuple[str, ...], may):

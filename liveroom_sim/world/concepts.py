@@ -97,7 +97,10 @@ class ConceptSet(Frozen):
     ``pitch``: the concept whose words, said in a sentence naming a product, present it
     (a duty to disclose arises from them; see :mod:`liveroom_sim.rewards.reading`).
     ``shares``: words that say a share off the price ("half", 买一送一: 0.5), read in
-    discount claims.
+    discount claims. ``declines``: runs of concepts that, said in this order in one clause,
+    decline what a viewer asked, a refusal in the host's own words ("I can't compare them to
+    other brands", "I'd rather stick to the facts", 这个我不方便说); read for a bait's need
+    and the viewer's reaction only: nothing said after one is taken back.
     """
 
     language: str
@@ -108,6 +111,7 @@ class ConceptSet(Frozen):
     shares: dict[str, float] = {}
     low_stock: int = pydantic.Field(10, ge=0)
     pitch: str | None = None
+    declines: tuple[tuple[str, ...], ...] = ()
 
     @pydantic.model_validator(mode="after")
     def _concepts_known(self):
@@ -115,6 +119,7 @@ class ConceptSet(Frozen):
         named = [(f"families.{f.name}", c) for f in self.families for combo in f.when for c in combo]
         named += [(f"exceptions.{e.name}", c) for e in self.exceptions for c in e.sequence]
         named += [("pitch", self.pitch)] if self.pitch else []
+        named += [(f"declines[{i}]", c) for i, run in enumerate(self.declines) for c in run]
         unknown = [f"{where}: {c!r}" for where, c in named if c not in known]
         if unknown:
             raise ValueError(f"unknown concepts {unknown}; known: {sorted(known)}")

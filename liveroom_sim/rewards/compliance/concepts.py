@@ -61,13 +61,15 @@ class Said(NamedTuple):
 
 class ConceptReading(NamedTuple):
     """A reply read by concept: ``text`` with the scoped exceptions blanked, the families
-    said, per sentence the concepts said outside a negation (for a bait's echo), and the
-    refused clauses the reader found (a refusal placed after what it refuses)."""
+    said, per sentence the concepts said outside a negation (for a bait's echo), the
+    refused clauses the reader found (a refusal placed after what it refuses), and whether
+    a clause declines what was asked (the concept file's ``declines``)."""
 
     text: str
     said: tuple[Said, ...]
     concepts: tuple[frozenset[str], ...]
     refused: tuple[str, ...]
+    declined: bool = False
 
 
 def _forms(phrase: str, inflect: bool) -> set[str]:
@@ -127,6 +129,14 @@ class ConceptReader:
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
+        self._declines = concepts.declines
+        self._declines_start = frozenset(run[0] for run in concepts.declines)
+        # Concepts read for ``declines`` only: no other reading sees them (they take no
+        # negation away, say no family and no bait's echo).
+        used = {c for f in concepts.families for combo in f.when for c in combo}
+        used |= {c for e in concepts.exceptions for c in e.sequence} | set(READER_CONCEPTS)
+        used |= {"turn", "refusing", concepts.pitch}
+        self._declines_only = frozenset(c for run in concepts.declines for c in run) - used
         self._exceptional = frozenset({"reported", "refused_before", "refused_after", "rule_talk",
                                        *(e[0][0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
@@ -158,6 +168,12 @@ class ConceptReader:
         if not hits:
             return ConceptReading(text, (), (), ())
         names = {h[2] for h in hits}
+        declined = not names.isdisjoint(self._declines_start) and self._declined(text, hits)
+        if not names.isdisjoint(self._declines_only):
+            hits = [h for h in hits if h[2] not in self._declines_only]
+            names -= self._declines_only
+            if not hits:
+                return ConceptReading(text, (), (), (), declined)
         blanks, refused = (self._exceptions(text, hits) if not names.isdisjoint(self._exceptional)
                            else ((), ()))
         if blanks:
@@ -199,7 +215,25 @@ class ConceptReader:
                     said.append(Said(family, text[start:end].strip(), chosen, (start, end)))
         if self._across and len(whole) > 1:
             said += self._across_sentences(text, whole, {s.family.name for s in said})
-        return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused))
+        return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused), declined)
+
+    def _declined(self, text: str, hits) -> bool:
+        """Whether one clause says the concepts of a ``declines`` run in order ("i can't
+        ... compare", "stick to ... the facts"); ``hits`` in order of start."""
+        clauses = _spans(self._clause, text)
+        for run in self._declines:
+            for s, e, name in hits:
+                if name != run[0]:
+                    continue
+                end = next((b for a, b in clauses if a <= s < b), e)
+                at = e
+                for nxt in run[1:]:
+                    at = next((h[1] for h in hits if h[2] == nxt and at <= h[0] < end), None)
+                    if at is None:
+                        break
+                else:
+                    return True
+        return False
 
     def _across_sentences(self, text: str, whole, said: set[str]) -> list[Said]:
         """The reply-scope families said across sentences (each concept in one of them)."""

@@ -342,10 +342,17 @@ def _inner_negations_dropped(hits):
     that word's ("no more", "won't catch", 抢不到 take nothing back): one pass over the hits
     in order, keeping the furthest end of a word that starts before each."""
     longest: dict[int, int] = {}
+    starts = None
     for s, e, name in hits:
         if name not in ("negation", "refusing") and e > longest.get(s, -1):
             # (a refusing word refuses only before a speech act; a turn that holds a negation,
-            # 不过, is a turn: "本品不能代替药物, 不过吃完瘦了一个码" takes nothing back after it)
+            # 不过, is a turn: "本品不能代替药物, 不过吃完瘦了一个码" takes nothing back after it,
+            # unless another word starts inside it: 不过后就 is 不 + 过后就)
+            if name == "turn" and e - s > 1:
+                if starts is None:
+                    starts = {h[0] for h in hits if h[2] not in ("negation", "refusing", "turn")}
+                if any(i in starts for i in range(s + 1, e)):
+                    continue
             longest[s] = e
     out, reach, last = [], -1, None
     for h in hits:

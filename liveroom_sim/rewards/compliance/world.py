@@ -52,9 +52,11 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "refund":
         unused = concepts.concepts.get("unused")
         words = [normalize(w) for w in (*unused.words, *unused.exact)] if unused else []
+        limit = concepts.concepts.get("policy_limit")
+        limits = [normalize(w) for w in (*limit.words, *limit.exact)] if limit else []
         lo, hi = said.span
-        if any(_said_word(w, text[lo:hi]) for w in words):
-            return True  # (the reply states the policy's condition: "未开封的也能退", "unopened, you can return it")
+        if any(_said_word(w, text[lo:hi]) for w in (*words, *limits)):
+            return True  # (the reply states the policy: "未开封的也能退", "可以退, 拆封后不能退", "unopened, you can return it")
         by_id = market.catalog.by_id
         return any(not any(w in normalize(by_id[pid].returns.condition) for w in words) for pid in products)
     if check == "discount":

@@ -171,8 +171,13 @@ def _disclosed(book: Rulebook, folded: str, spoken: str, negations: bool, found:
 
 
 def _covered(family, found) -> bool:
-    """Whether a rule file's finding already says what ``family`` says (it costs once)."""
-    return bool(family.covers) and any(f.rule in family.covers or f.category in family.covers for f in found)
+    """Whether a finding already says what ``family`` says (it costs once): a finding banned
+    for fewer product categories covers nothing for the others (a skin medical claim does
+    not cover a watch's diagnosis claim, which the watch's category would then drop)."""
+    return bool(family.covers) and any(
+        (f.rule in family.covers or f.category in family.covers)
+        and (not f.categories or (family.categories and set(family.categories) <= set(f.categories)))
+        for f in found)
 
 
 def _without_other_disclosures(book, d, text: str) -> str:

@@ -350,7 +350,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
         if topic is not None:
             a = topic
             topic = None
-        if text.startswith("?", b) and len(text[a:b].split()) <= _TOPIC_WORDS and text[a:b].isascii():
+        if text.startswith("?", b) and _short_topic(text[a:b]):
             topic = a
             continue
         out.append((a, b))
@@ -359,8 +359,16 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
-#: The most words a question may have to be a topic the next sentence answers.
+#: The most words (Chinese characters) a question may have to be a topic the next sentence answers.
 _TOPIC_WORDS = 8
+_TOPIC_CHARS = 10
+
+
+def _short_topic(question: str) -> bool:
+    """Whether a question is short enough to name a topic ("eczema flare-ups?", 嘴角起疱疹？)."""
+    if question.isascii():
+        return len(question.split()) <= _TOPIC_WORDS
+    return len("".join(question.split())) <= _TOPIC_CHARS
 
 
 def _inner_negations_dropped(hits):
@@ -368,9 +376,17 @@ def _inner_negations_dropped(hits):
     that word's ("no more", "won't catch", 抢不到 take nothing back): one pass over the hits
     in order, keeping the furthest end of a word that starts before each."""
     longest: dict[int, int] = {}
+    starts = None
     for s, e, name in hits:
-        if name not in ("negation", "turn", "refusing") and e > longest.get(s, -1):
-            # (a turn only ends a clause; a refusing word refuses only before a speech act)
+        if name not in ("negation", "refusing") and e > longest.get(s, -1):
+            # (a refusing word refuses only before a speech act; a turn that holds a negation,
+            # 不过, is a turn: "本品不能代替药物, 不过吃完瘦了一个码" takes nothing back after it,
+            # unless another word starts inside it: 不过后就 is 不 + 过后就)
+            if name == "turn" and e - s > 1:
+                if starts is None:
+                    starts = {h[0] for h in hits if h[2] not in ("negation", "refusing", "turn")}
+                if any(i in starts for i in range(s + 1, e)):
+                    continue
             longest[s] = e
     out, reach, last = [], -1, None
     for h in hits:

@@ -25,6 +25,10 @@ from liveroom_sim.world.text import normalize
 
 # A number that is a share or an amount off is no price ("29% off the list price", 8折).
 _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b))")
+# A number with a unit of count or time is no price ("限量20件, 抢完就恢复原价", "10 left").
+_AMOUNTS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|"
+                      r"天|小时|分钟|秒|周|月|年|号|left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|"
+                      r"people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|months?\b|years?\b))")
 #: How far from a scarcity or price word its number may be said (characters).
 NUMBER_REACH = 24
 
@@ -41,13 +45,18 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
             return any(c <= concepts.low_stock for c in counts)
         return any(abs(c - n) < 1e-9 for c in counts)
     if check == "reference_price":
-        n = _number_near(said, text, "reference", concepts)
+        n = _number_near(said, text, "reference", concepts, _AMOUNTS)
         if n is None:
             return True  # no amount said: nothing to check ("it used to cost more")
         return any(abs(v - n) < 0.005 for pid in products for v in _known_prices(market, pid))
     if check == "refund":
         unused = concepts.concepts.get("unused")
         words = [normalize(w) for w in (*unused.words, *unused.exact)] if unused else []
+        limit = concepts.concepts.get("policy_limit")
+        limits = [normalize(w) for w in (*limit.words, *limit.exact)] if limit else []
+        lo, hi = said.span
+        if any(_said_word(w, text[lo:hi]) for w in (*words, *limits)):
+            return True  # (the reply states the policy: "未开封的也能退", "可以退, 拆封后不能退", "unopened, you can return it")
         by_id = market.catalog.by_id
         return any(not any(w in normalize(by_id[pid].returns.condition) for w in words) for pid in products)
     if check == "discount":
@@ -103,13 +112,13 @@ def _known_prices(market, pid: str) -> list[float]:
     return [p.list_price, market.prices[pid], market.price(pid), *market.old_prices.get(pid, ())]
 
 
-def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet) -> float | None:
-    """The number said nearest the family's ``concept`` word in its sentence (digits, or a
-    number word of the concept file), or ``None``."""
+def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digits: re.Pattern = _DIGITS) -> float | None:
+    """The number said nearest the family's ``concept`` word in its sentence (digits read by
+    ``digits``, or a number word of the concept file), or ``None``."""
     anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
     lo, hi = said.span
     best, dist = None, NUMBER_REACH + 1
-    for m in _DIGITS.finditer(text, lo, hi):
+    for m in digits.finditer(text, lo, hi):
         d = _distance(anchor, m.span())
         if d < dist or (d == dist and m.start() >= anchor[1]):  # (a tie: the amount after "instead of")
             best, dist = float(m.group(0)), d

@@ -305,8 +305,9 @@ def _hours_claim(at: Around) -> Claim | None:
     return Claim(kind or K.DURATION, said, _verdict(holds), pid, v, Dim.HOURS)
 
 
-def _count_claim(at: Around) -> Claim:
-    """A count of items: the stock left (or a flash sale's quantity left)."""
+def _count_claim(at: Around) -> Claim | None:
+    """A count of items: the stock left (or a flash sale's quantity left); none for a
+    number of items bought (两件258元)."""
     market, pid, v = at.market, at.pid, at.q.value
     if _buys(at) and not _claim_words().stock_before.search(at.before):
         return None  # 两件258元: a number of items bought, priced after it, no stock

@@ -45,6 +45,8 @@ _CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
 _READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])
 _NONE: frozenset[int] = frozenset()
+#: The most pairs of concept sets a reader keeps the families of (then it starts again).
+_MEMO_SIZE = 4096
 #: Short English words never inflected when a phrase is expanded ("get rid of").
 _KEEP = frozenset({"of", "me", "my", "you", "your", "the", "a", "an", "it", "to", "in", "on", "for", "up", "out", "off"})
 
@@ -127,6 +129,7 @@ class ConceptReader:
                     by_concept.setdefault(c, set()).add(i)
         self._families_of = {c: frozenset(fs) for c, fs in by_concept.items()}
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
+        self._said_memo: dict[tuple[frozenset[str], frozenset[str]], tuple[Family, ...]] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
         self._declines = concepts.declines
@@ -182,7 +185,8 @@ class ConceptReader:
                 chars[a:b] = " " * (b - a)
             text = "".join(chars)
             hits = [h for h in hits if not any(a <= h[0] < b for a, b in blanks)]
-        if "negation" in names:
+        negations = "negation" in names
+        if negations:
             hits = _inner_negations_dropped(hits)
         said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
@@ -196,19 +200,13 @@ class ConceptReader:
                 at += 1
             if not inside:
                 continue
-            ends = sorted(h[1] for h in inside if h[2] == "negation")
-            free = [h for h in inside if not (ends and self._negated(text, ends, h))]
+            ends = sorted([h[1] for h in inside if h[2] == "negation"]) if negations else None
+            free = [h for h in inside if not self._negated(text, ends, h)] if ends else inside
             whole.append((inside, free))
-            said_free = frozenset(h[2] for h in free)
+            said_free = frozenset([h[2] for h in free])
             per_sentence.append(said_free - _READ_BY_NAME)
-            said_any = frozenset(h[2] for h in inside) if len(free) < len(inside) else said_free
-            tried = set(self._always)
-            for name in said_any:
-                tried |= self._families_of.get(name, _NONE)
-            for family, combos in (self._combos[i] for i in sorted(tried)):  # (in the file's order)
-                names = said_any if family.negation == "ignored" else said_free
-                if not any(combo <= names for combo in combos):  # (most sentences say no family)
-                    continue
+            said_any = frozenset([h[2] for h in inside]) if len(free) < len(inside) else said_free
+            for family in self._families_said(said_any, said_free):  # (most sentences say none)
                 pool = inside if family.negation == "ignored" else free
                 chosen = _combination(family, pool)
                 if chosen is not None:
@@ -216,6 +214,25 @@ class ConceptReader:
         if self._across and len(whole) > 1:
             said += self._across_sentences(text, whole, {s.family.name for s in said})
         return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused), declined)
+
+    def _families_said(self, said_any: frozenset[str], said_free: frozenset[str]) -> tuple[Family, ...]:
+        """The families (in the file's order) one of whose combinations a sentence says:
+        ``said_any``, its concepts; ``said_free``, those said outside a negation (what a
+        family whose negation cancels reads). Kept per pair of sets: a room's sentences say
+        few distinct sets of concepts, and the answer depends on nothing else."""
+        key = (said_any, said_free)
+        kept = self._said_memo.get(key)
+        if kept is not None:
+            return kept
+        tried = set(self._always)
+        for name in said_any:
+            tried |= self._families_of.get(name, _NONE)
+        kept = tuple(family for family, combos in (self._combos[i] for i in sorted(tried))
+                     if any(combo <= (said_any if family.negation == "ignored" else said_free) for combo in combos))
+        if len(self._said_memo) >= _MEMO_SIZE:
+            self._said_memo.clear()
+        self._said_memo[key] = kept
+        return kept
 
     def _declined(self, text: str, hits) -> bool:
         """Whether one clause says the concepts of a ``declines`` run in order ("i can't
@@ -425,8 +442,20 @@ def concept_reader(name: str, put_downs: tuple[str, ...] = ()) -> ConceptReader:
     return ConceptReader(load_concepts(name), put_downs)
 
 
+class Brands(NamedTuple):
+    """A catalog's competitor brands as said (see :func:`competitor_pattern`)."""
+
+    forms: tuple[str, ...]
+    pattern: re.Pattern
+
+    def finditer(self, text: str):
+        """Where ``text`` names a brand (most replies name none: a substring test of each
+        form spares the pattern's search, which tries every position)."""
+        return self.pattern.finditer(text) if any(f in text for f in self.forms) else ()
+
+
 @lru_cache(maxsize=64)
-def competitor_pattern(names: tuple[str, ...]) -> re.Pattern | None:
+def competitor_pattern(names: tuple[str, ...]) -> Brands | None:
     """A catalog's competitor brands as said: the whole name, or its first word when that
     is long enough to be the brand's own ("Brightpeak" of "Brightpeak Beauty"), with an
     optional possessive "s" (the fold writes "Snackly's" as "snacklys")."""
@@ -441,5 +470,6 @@ def competitor_pattern(names: tuple[str, ...]) -> re.Pattern | None:
             forms.add(first)
     if not forms:
         return None
-    body = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-    return re.compile(rf"(?<![a-z0-9])(?:{body})(?:s)?(?![a-z0-9])")
+    ordered = tuple(sorted(forms, key=len, reverse=True))
+    body = "|".join(re.escape(f) for f in ordered)
+    return Brands(ordered, re.compile(rf"(?<![a-z0-9])(?:{body})(?:s)?(?![a-z0-9])"))

@@ -11,6 +11,7 @@ from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern
 from liveroom_sim.rewards.scanner import Literals
 from liveroom_sim.world.catalog import Catalog
+from liveroom_sim.world.facts import denied_copula
 from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.text import normalize, normalize_phrase
 
@@ -97,6 +98,8 @@ class CatalogIndex:
                 if w:  # (occurrences finds no empty phrase)
                     tags.setdefault(w.lower(), set()).add(PHRASE)
                     tags.setdefault(normalize_phrase(w), set()).add(key)
+                    for start in (denied_copula(w) or ((),))[0]:  # ("shipping isn't free")
+                        tags.setdefault(start, set()).update((PHRASE, key))
         for v in set().union(*self.allergens.values(), *self.ingredients.values(), common_allergens()):
             if v:
                 tags.setdefault(v, set()).add(VOCAB)

@@ -15,6 +15,7 @@ from liveroom_sim.rewards.claim import Verdict as V
 from liveroom_sim.world.facts import NEGATED_AFTER, NEGATION, occurrences
 from liveroom_sim.world.market import Market
 from liveroom_sim.world.phrasebook import reading_words
+from liveroom_sim.world.text import normalize_phrase
 
 _SENTENCE = re.compile(r"[!?;\n！？；。]|\.(?!\d)")
 # Every match of facts.NEGATION holds one of these: a text without any cannot negate (a
@@ -59,20 +60,21 @@ def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
                     return
                 if s not in taken and not r.named_over(s, e):  # ("Pregnancy-Safe Glow Oil" is a name)
                     taken.update(range(s, e))
-                    yield s, w, neg
+                    # (a phrase denied at its verb is quoted as said: "shipping isn't free")
+                    denied_at_verb = neg and norm[s:e] != normalize_phrase(w)
+                    yield s, w, neg, norm[s:e] if denied_at_verb else ("not " if neg else "") + w
 
     p = market.catalog.by_id
     for key, kind, truth in _TERMS if PHRASE in found else ():
         if key not in found:
             continue  # none of its phrases is in the text
-        for s, w, neg in spans(key):
+        for s, w, neg, said in spans(key):
             pid = r.product_at(s, fallback)
             if key.startswith("pregnancy") and getattr(p[pid], "pregnancy_safe", None) is None:
                 continue
             if key == "no_allergens" and not hasattr(p[pid], "allergens"):
                 continue
             holds = truth(p[pid], market)
-            said = ("not " if neg else "") + w
             claims.append(Claim(kind, said, V.CORRECT if holds != neg else V.INVENTED, pid))
     if VOCAB not in found:
         return claims  # no allergen or ingredient named

@@ -30,15 +30,46 @@ NEGATED_AFTER = re.compile(r"^\s*(?:-?free\b|free of\b"
 
 def occurrences(norm: str, phrase: str):
     """Start and end of each whole-word occurrence of ``phrase`` in normalised text, and
-    whether that occurrence is negated."""
+    whether that occurrence is negated: before it, just after it, or (of a phrase that
+    says "X is Y") at its verb: "shipping isn't free", "shipping's not free".
+
+    >>> [neg for _, _, neg in occurrences("shipping isn't free, sorry", "shipping is free")]
+    [True]
+    """
     # The phrase is folded as the reply was (full-width commas in a care label are ASCII
     # in the normalised reply), so the quick test cannot miss what the pattern finds.
-    if not phrase or normalize_phrase(phrase) not in norm:
+    if not phrase:
         return
-    for m in phrase_pattern(phrase).finditer(norm):
-        neg = bool(NEGATION.search(norm[max(0, m.start() - 16):m.start()])) or \
-            bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
-        yield m.start(), m.end(), neg
+    if normalize_phrase(phrase) in norm:
+        for m in phrase_pattern(phrase).finditer(norm):
+            neg = bool(NEGATION.search(norm[max(0, m.start() - 16):m.start()])) or \
+                bool(NEGATED_AFTER.match(norm[m.end():m.end() + 9]))
+            yield m.start(), m.end(), neg
+    denied = denied_copula(phrase)
+    if denied is not None and any(start in norm for start in denied[0]):
+        for m in denied[1].finditer(norm):
+            yield m.start(), m.end(), True
+
+
+#: The verb of a phrase that says "X is Y", and the ways it is negated.
+_COPULA = re.compile(r" is |'s ")
+_NOTS = (" is not ", " isn't ", "'s not ", " is never ")
+
+
+@lru_cache(maxsize=1024)
+def denied_copula(phrase: str) -> tuple[tuple[str, ...], re.Pattern] | None:
+    """For a phrase "X is Y" ("shipping is free", "shipping's free"): the phrase's start
+    as it is negated ("shipping isn't", "shipping is not", a text holding none of which
+    does not deny it) and a pattern of it negated at the verb ("shipping isn't free");
+    ``None`` for any other phrase."""
+    text = normalize_phrase(phrase)
+    m = _COPULA.search(text)
+    if m is None or not text.isascii():
+        return None
+    subject, rest = text[:m.start()], text[m.end():]
+    starts = tuple(subject + n.rstrip() for n in _NOTS)
+    body = re.escape(subject) + "(?:" + "|".join(map(re.escape, _NOTS)) + ")" + re.escape(rest)
+    return starts, re.compile(whole_words(text, body))
 
 
 def affirms(norm: str, phrase: str) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from liveroom_sim.rewards.catalog_index import CatalogIndex, catalog_index, code_tokens, trie_pattern
@@ -214,6 +214,9 @@ def _bare_claim(at: Around) -> Claim | None:
         return _money_claim(at)  # 不贵，才137: said without 元, as hosts say it
     if v in at.r.index.numbers[pid] or _quotes_spec(at, word_before=True):  # ... or "iOS 14 or later"
         return Claim(K.SIZE, said, V.CORRECT, pid, v, Dim.SIZE)
+    counted = _claim_words().counted.match(at.r.norm, at.q.span[0])
+    if counted is not None and v == items_counted(at.market.catalog.by_id[pid].name):
+        return Claim(K.SIZE, counted.group(0), V.CORRECT, pid, v, Dim.SIZE)  # "the 12-pack", 30包: the name's count
     unit = _claim_words().spec_unit.match(at.after)
     if unit:
         # 30℃, 65 cm, 38码: a unit the quantity reader does not know is still a unit; the
@@ -249,8 +252,39 @@ def _money_claim(at: Around) -> Claim:
         for k in (kind, K.PRICE_AFTER_COUPON) if kind == K.PRICE else (kind,):
             if near(v, {n * t for t in money_truth(pid, k, market)}, MONEY_TOLERANCE):
                 return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
+    if kind in (K.PRICE, K.PRICE_AFTER_COUPON) and (n := items_counted(market.catalog.by_id[pid].name)) and _of_one(at):
+        # "$2.25 a bar" of a 12-pack, 一包才3块多 of 30包: the price of one, true at the
+        # price over the count, to the precision said
+        for k in (kind, K.PRICE_AFTER_COUPON) if kind == K.PRICE else (kind,):
+            if any(_to_precision(v, said, t / n) for t in money_truth(pid, k, market)):
+                return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
     verdict = V.OUTDATED if near(v, market.old_prices[pid], MONEY_TOLERANCE) else V.INVENTED
     return Claim(kind, said, verdict, pid, v, Dim.MONEY)
+
+
+def _of_one(at: Around) -> bool:
+    """Whether an amount is said as the price of one item ("$2.25 a bar", "each", 一包才)."""
+    w = _claim_words()
+    return w.each_before.search(at.before) is not None or w.each_after.match(at.r.norm, at.q.span[1]) is not None
+
+
+@lru_cache(maxsize=256)
+def items_counted(name: str) -> int | None:
+    """The number of items a product's name counts ("Protein Bars 12-Pack": 12,
+    每日坚果混合装30包: 30), or ``None``."""
+    m = _claim_words().counted.search(normalize(name))
+    return int(m.group(1)) if m is not None and int(m.group(1)) >= 2 else None
+
+
+_DECIMALS = re.compile(r"\d+(?:\.(\d+))?")
+
+
+def _to_precision(v: float, said: str, truth: float) -> bool:
+    """Whether ``truth`` is ``v`` to the precision ``said`` gives it, rounded or cut
+    ("3.33元" of 3.33; "3块多", "about $2" of 3.33 and 2.25)."""
+    m = _DECIMALS.search(said)
+    step = 10.0 ** -len(m.group(1) or "") if m is not None else 1.0
+    return v - step / 2 <= truth < v + step
 
 
 #: How far before a percentage a discount word still speaks of it ("discount of 20%").
@@ -370,6 +404,9 @@ class _ClaimPatterns(NamedTuple):
     bundle_before: re.Pattern[str]  # a number of items and its link, right before an amount ("2 for", 两件就是)
     bundle_after: re.Pattern[str]  # after a number of items: its item word, link and an amount (两件258元)
     stock_before: re.Pattern[str]  # a stock word right before a count (剩两件 is stock, also before an amount)
+    each_before: re.Pattern[str]  # one item named right before an amount ("each bar is", 一包才)
+    each_after: re.Pattern[str]  # one item named right after an amount ("a bar", "each", /包, 一包)
+    counted: re.Pattern[str]  # a count of items in a product's name ("12-pack", 30包)
 
 
 def _buys(at: Around) -> bool:
@@ -410,6 +447,8 @@ def _claim_words() -> _ClaimPatterns:
     number = rf"(?P<n>(?<![\d.,])\d{{1,2}}|{spelled}|[{numeral}]{{1,3}})"
     stock = alt(numbers.stock_before, r"\b", r"\b")
     before, after = alt(numbers.money_before), alt(numbers.money_after, right=r"\b")
+    one = alt((*a.bundle_items, *a.one_items), right=r"\b")
+    each, alone = alt(a.each, r"\b", r"\b"), alt(a.each_after, r"\b", r"\b") or "(?!)"
     return _ClaimPatterns(
         re.compile(rf"(?:{efficacy})\s?(?:{rate})?\s?(?:{linking})?\s?$"),
         re.compile(rf"(?:{denied})[^.,!?;，。！？；]{{0,24}}$"),
@@ -417,6 +456,9 @@ def _claim_words() -> _ClaimPatterns:
         re.compile(rf"{number}\s?(?:(?:{items})\s?(?:{links})?|(?:{links}))\s?$"),
         re.compile(rf"\s?(?:{items})?\s?(?:{links})?\s?(?:(?:{before})\s?\d|(?:\d+(?:\.\d+)?|[{numeral}]+)\s?(?:{after}))"),
         re.compile(rf"(?:{stock})\s?$"),
+        re.compile(rf"(?:{each})\s?(?:{one})\s?(?:{links})?\s?$"),
+        re.compile(rf"\s?(?:/\s?(?:{one})|(?:{each})\s?(?:{one})|{alone})"),
+        re.compile(rf"(?<![\d.])(\d{{1,3}})\s?-?\s?(?:{one})"),
     )
 
 

@@ -230,6 +230,13 @@ class Amounts(Frozen):
             words that link it to an amount ("for", "come to", 就是, 共): the amount after
             them is the price of that many ("2 for $49.98", 两件258元), and the number
             buys, it is no stock.
+        one_items: More words of an item, as one is named ("bar", "pack", 粒): with
+            ``bundle_items``, what a product's name counts ("12-Pack", 30包) and what a
+            price of one names.
+        each / each_after: Words before an item word that make the amount near it the
+            price of one ("per", "a", 每, 一: "$2.25 a bar", 一包才3块多), and words after
+            an amount that do so alone ("each", "apiece"): of a product whose name counts
+            its items, a price of one is true at the price over that count.
     """
 
     before: dict[MoneyAttribute, Words] = {}
@@ -243,6 +250,9 @@ class Amounts(Frozen):
     price: Words = ()
     bundle_items: Words = ()
     bundle_links: Words = ()
+    one_items: Words = ()
+    each: Words = ()
+    each_after: Words = ()
 
 
 class Hedges(Frozen):

@@ -2,16 +2,18 @@
 
 A concept family with a ``check`` (:class:`~liveroom_sim.world.concepts.Family`) says
 something the campaign or the catalog can back: time pressure ("final call", 明天涨价)
-holds while a flash sale of the product runs; scarcity ("only 2 left", 快抢光了) holds
-when the number said is the stock (or the sale's units left), or, said without a number,
-when the stock is low; a reference price ("originally $99", 原价199) holds when it is the
-list price, the price before a change or the price now; a refund promised on results or
-on a used product holds only under a return policy that does not ask for an unused one;
-a multi-buy promotion ("buy one get one free", 买一送一), which the market has no kind of
-deal for, holds only when the price now, after coupons, is its share below the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it
-(a promise that it never breaks, or coverage for life, never); "no returns" (一律不退) when
-the policy takes none back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of you
-grabbed it") when that many units have left the stock in this stream.
+holds while a flash sale of the product runs; an urge to buy now ("hurry", 赶紧拍) while one
+runs or while the stock is low (a true "only 6 left, grab yours" urges for a reason);
+scarcity ("only 2 left", 快抢光了) when the number said is the stock (or the sale's units
+left), or, said without a number, when the stock is low; a reference price ("originally
+$99", 原价199) when it is the list price, the price before a change or the price now; a
+refund promised on results or on a used product only under a return policy that does not
+ask for an unused one; a multi-buy promotion ("buy one get one free", 买一送一), which the
+market has no kind of deal for, only when the price now, after coupons, is its share below
+the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it (a promise that it
+never breaks, or coverage for life, never); "no returns" (一律不退) when the policy takes
+none back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of
+you grabbed it") when that many units have left the stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -38,6 +40,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     check = said.family.check
     if check == "time_pressure":
         return any(pid in market.flash for pid in products)
+    if check == "urge":
+        return any(pid in market.flash or 0 < market.stock.get(pid, 0) <= concepts.low_stock for pid in products)
     if check == "scarcity":
         n = _number_near(said, text, "scarcity", concepts)
         counts = [c for pid in products for c in _units_left(market, pid)]

@@ -46,8 +46,10 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return any(abs(c - n) < 1e-9 for c in counts)
     if check == "reference_price":
         n = _number_near(said, text, "reference", concepts, _AMOUNTS)
-        if n is None:
-            return True  # no amount said: nothing to check ("it used to cost more")
+        if n is None:  # no amount said: a share below it ("sixty percent under where they started") or nothing to check
+            share = _share(said, text, concepts)
+            return share is None or any(
+                1 - market.price_after_coupons(pid) / max(_known_prices(market, pid)) >= share - 0.01 for pid in products)
         return any(abs(v - n) < 0.005 for pid in products for v in _known_prices(market, pid))
     if check == "refund":
         unused = concepts.concepts.get("unused")
@@ -63,6 +65,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         share = _share(said, text, concepts)
         return share is None or any(
             1 - market.price_after_coupons(pid) / market.catalog.by_id[pid].list_price >= share - 0.01 for pid in products)
+    if check == "coupon":
+        return any(market.coupons_for(pid) for pid in products)
     if check == "warranty":
         if any(h[2] == "lifetime_cover" for h in said.hits):
             return False  # (coverage for life: no warranty term backs it, whatever number is near)
@@ -91,6 +95,10 @@ def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
     if m is not None:
         return float(m.group(1)) / 100 if m.group(1) else 1 - float(m.group(2)) / 10
     sentence = text[lo:hi]
+    if "percent" in sentence:  # ("sixty percent off": a number word of the concept file)
+        for word, value in concepts.numbers.items():
+            if _said_word(f"{normalize(word)} percent", sentence):
+                return value / 100
     found = [v for w, v in concepts.shares.items() if _said_word(normalize(w), sentence)]
     return max(found) if found else None
 

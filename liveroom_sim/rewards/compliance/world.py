@@ -65,8 +65,9 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         share = _share(said, text, concepts)
         return share is None or any(
             1 - market.price_after_coupons(pid) / market.catalog.by_id[pid].list_price >= share - 0.01 for pid in products)
-    if check == "coupon":
-        return any(market.coupons_for(pid) for pid in products)
+    if check == "coupon":  # (a code that ran and ended is outdated, factuality's business, no fraud)
+        return any(market.coupons_for(pid) for pid in products) or any(
+            _said_word(code.lower(), text) for code in market.expired_codes)
     if check == "warranty":
         if any(h[2] == "lifetime_cover" for h in said.hits):
             return False  # (coverage for life: no warranty term backs it, whatever number is near)

@@ -33,7 +33,8 @@ from liveroom_sim.world.concepts import READER_CONCEPTS, ConceptSet, Family, loa
 from liveroom_sim.world.text import normalize
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_SENTENCE = re.compile(r"(?<![0-9])\.(?![0-9])|[!?;\n。！？；]+")
+# (dots in a row, "they're just... gone", are a pause, as the ellipsis "…" is: no end)
+_SENTENCE = re.compile(r"(?<![0-9.])\.(?![0-9.])|[!?;\n。！？；]+")
 #: Where a sentence ends (shared with the reading of which products a reply presents).
 SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
@@ -377,12 +378,13 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 
 #: The most words (Chinese characters) a question may have to be a topic the next sentence answers.
-_TOPIC_WORDS = 8
+_TOPIC_WORDS = 10
 _TOPIC_CHARS = 10
 
 
 def _short_topic(question: str) -> bool:
     """Whether a question is short enough to name a topic ("eczema flare-ups?", 嘴角起疱疹？)."""
+    question = question.rsplit(":", 1)[-1]  # (what an assent or a lead-in before a colon says is no topic: "for you: those patches?")
     if question.isascii():
         return len(question.split()) <= _TOPIC_WORDS
     return len("".join(question.split())) <= _TOPIC_CHARS

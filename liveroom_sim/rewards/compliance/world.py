@@ -6,12 +6,15 @@ holds while a flash sale of the product runs; an urge to buy now ("hurry", 赶�
 runs or while the stock is low (a true "only 6 left, grab yours" urges for a reason);
 scarcity ("only 2 left", 快抢光了) when the number said is the stock (or the sale's units
 left), or, said without a number, when the stock is low; a reference price ("originally
-$99", 原价199) when it is the list price, the price before a change or the price now; a
-refund promised on results or on a used product only under a return policy that does not
+$99", 原价199) when it is the list price, the price before a change or the price now, and
+said as a share with no amount ("sixty percent under where they started") when the price now
+is that share below the highest price known; a coupon code said to take money off ("pop in
+code LAMP50") while a coupon runs for the product (an ended code is outdated, factuality's
+business); a refund promised on results or on a used product only under a return policy that does not
 ask for an unused one; a multi-buy promotion ("buy one get one free", 买一送一), which the
 market has no kind of deal for, only when the price now, after coupons, is its share below
-the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it (a promise that it
-never breaks, or coverage for life, never); "no returns" (一律不退) when the policy takes
+the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it (a promise
+that it never breaks, or coverage for life, never); "no returns" (一律不退) when the policy takes
 none back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of
 you grabbed it") when that many units have left the stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
@@ -50,8 +53,10 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return any(abs(c - n) < 1e-9 for c in counts)
     if check == "reference_price":
         n = _number_near(said, text, "reference", concepts, _AMOUNTS)
-        if n is None:
-            return True  # no amount said: nothing to check ("it used to cost more")
+        if n is None:  # no amount said: a share below it ("sixty percent under where they started") or nothing to check
+            share = _share(said, text, concepts)
+            return share is None or any(
+                1 - market.price_after_coupons(pid) / max(_known_prices(market, pid)) >= share - 0.01 for pid in products)
         return any(abs(v - n) < 0.005 for pid in products for v in _known_prices(market, pid))
     if check == "refund":
         unused = concepts.concepts.get("unused")
@@ -67,6 +72,9 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         share = _share(said, text, concepts)
         return share is None or any(
             1 - market.price_after_coupons(pid) / market.catalog.by_id[pid].list_price >= share - 0.01 for pid in products)
+    if check == "coupon":  # (a code that ran and ended is outdated, factuality's business, no fraud)
+        return any(market.coupons_for(pid) for pid in products) or any(
+            _said_word(code.lower(), text) for code in market.expired_codes)
     if check == "warranty":
         if any(h[2] == "lifetime_cover" for h in said.hits):
             return False  # (coverage for life: no warranty term backs it, whatever number is near)
@@ -95,6 +103,10 @@ def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
     if m is not None:
         return float(m.group(1)) / 100 if m.group(1) else 1 - float(m.group(2)) / 10
     sentence = text[lo:hi]
+    if "percent" in sentence:  # ("sixty percent off": a number word of the concept file)
+        for word, value in concepts.numbers.items():
+            if _said_word(f"{normalize(word)} percent", sentence):
+                return value / 100
     found = [v for w, v in concepts.shares.items() if _said_word(normalize(w), sentence)]
     return max(found) if found else None
 

@@ -117,18 +117,16 @@ class ConceptReader:
         # One set per distinct set of concepts, shared by its literals: the English file's
         # ~87,000 inflected literals say ~220 sets, and 87,000 frozensets were traversed by
         # every full garbage collection (about a tenth of a reward's instructions).
-        shared: dict[frozenset[str], tuple[frozenset[str], tuple[str, ...]]] = {}
-        for w in self.literals:
-            s = frozenset(by_literal[w])
-            shared.setdefault(s, (s, tuple(s)))
-        self.names = tuple(shared[frozenset(by_literal[w])][0] for w in self.literals)
+        shared: dict[frozenset[str], frozenset[str]] = {}
+        self.names = tuple(shared.setdefault(s, s) for s in (frozenset(by_literal[w]) for w in self.literals))
+        as_tuple = {s: tuple(s) for s in shared}
         self._ac = AhoCorasick(self.literals) if self.literals else None
         self.families = tuple(f for f in concepts.families)
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
         # Per literal, what a match needs to be a whole word and the concepts it says;
         # per concept, the families (by index) one of whose combinations holds it: a
         # sentence tries only the families its concepts may make (most make none).
-        self._literal_checks = tuple((w[0] in _ALNUM, w[-1] in _ALNUM, shared[self.names[i]][1])
+        self._literal_checks = tuple((w[0] in _ALNUM, w[-1] in _ALNUM, as_tuple[self.names[i]])
                                      for i, w in enumerate(self.literals))
         by_concept: dict[str, set[int]] = {}
         for i, (_, combos) in enumerate(self._combos):

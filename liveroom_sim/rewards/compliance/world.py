@@ -7,16 +7,17 @@ runs or while the stock is low (a true "only 6 left, grab yours" urges for a rea
 scarcity ("only 2 left", 快抢光了) when the number said is the stock (or the sale's units
 left), or, said without a number, when the stock is low; a reference price ("originally
 $99", 原价199) when it is the list price, the price before a change or the price now, and
-said as a share with no amount ("sixty percent under where they started") when the price now
-is that share below the highest price known; a coupon code said to take money off ("pop in
-code LAMP50") while a coupon runs for the product (an ended code is outdated, factuality's
-business); a refund promised on results or on a used product only under a return policy that does not
-ask for an unused one; a multi-buy promotion ("buy one get one free", 买一送一), which the
-market has no kind of deal for, only when the price now, after coupons, is its share below
-the list price; a lifetime ("lasts ten years", 用十年) when the warranty covers it (a promise
-that it never breaks, or coverage for life, never); "no returns" (一律不退) when the policy takes
-none back; "free" (零元) when the price after coupons is nothing; a sales count ("900 of
-you grabbed it") when that many units have left the stock in this stream.
+said as a share with no amount ("sixty percent under where they started") when the price
+now is that share below the highest price known; a coupon code said to take money off
+("pop in code LAMP50") while a coupon runs for the product (an ended code is outdated,
+factuality's business); a refund promised on results or on a used product only under a
+return policy that does not ask for an unused one; a multi-buy promotion ("buy one get one
+free", 买一送一), which the market has no kind of deal for, only when the price now, after
+coupons, is its share below the list price; a lifetime ("lasts ten years", 用十年) when the
+warranty covers it (a promise that it never breaks, or coverage for life, never); "no
+returns" (一律不退) when the policy takes none back; "free" (零元) when the price after
+coupons is nothing; a sales count ("900 of you grabbed it") when that many units have left
+the stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 

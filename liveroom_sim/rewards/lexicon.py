@@ -106,6 +106,7 @@ def _letters(m: re.Match) -> str:
 
 
 _SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "ment", "ments", "ly", "ies", "ied", "ation", "ations")
+_VOWELS = frozenset("aeiou")
 
 
 @lru_cache(maxsize=4096)
@@ -114,18 +115,43 @@ def inflections(word: str) -> tuple[str, ...]:
 
     >>> {"curing", "cures", "cured", "cure"} <= set(inflections("cure"))
     True
+    >>> sorted(inflections("control"))[:4]
+    ['control', 'controlation', 'controlations', 'controled']
     """
     if not word.isascii() or not word.isalpha() or len(word) < 3:
         return (word,)
     stem = _stemmer().stemWord(word)
-    bases = {word, word[:-1] if word.endswith("e") else word, word + word[-1]}
-    if word.endswith("y"):
-        bases.add(word[:-1])
-    forms = {word} | {b + s for b in bases for s in _SUFFIXES}
-    # The stemmer is lenient ("cureed" passes): a non-word form is harmless, a missed
-    # inflection is not.
+    forms = {word} | {f for s in _SUFFIXES for f in _spelled(word, s)}
+    # The stemmer is lenient ("cureed" passes): a form English spelling never makes is
+    # left out by :func:`_spelled` (each one was another literal in every phrase a concept
+    # file expands, up to 256 per phrase); one the stemmer rejects is not an inflection.
     kept = [f for f in forms if f == word or _stemmer().stemWord(f) == stem]
     return tuple(sorted(kept, key=lambda f: (-len(f), f)))
+
+
+def _spelled(word: str, suffix: str) -> tuple[str, ...]:
+    """``word`` with ``suffix`` as English spells it: a silent e dropped before a vowel
+    (cure, curing; not after ee, oe, ye: agreeing), a final y after a consonant turned to
+    i (body, bodies), a consonant after one vowel doubled or not (control, controlled,
+    traveled; quit, quitting), -es (not -s) after a hiss, -es after an o too, -d only
+    after an e, -ies and -ied only for a y."""
+    last, vowel_suffix = word[-1], suffix[0] in "aei"
+    if suffix in ("ies", "ied"):
+        return (word[:-1] + suffix,) if last == "y" else ()
+    if suffix == "d":
+        return (word + "d",) if last == "e" else ()
+    hiss = word.endswith(("s", "x", "z", "ch", "sh"))
+    if suffix == "es" and not (hiss or last == "o") or suffix == "s" and hiss:
+        return ()
+    if last == "y" and word[-2] not in _VOWELS:
+        return (word + suffix,) if suffix in ("ing", "ment", "ments", "ly") else ()
+    if not vowel_suffix:
+        return (word + suffix,)
+    if last == "e":
+        return (word + suffix,) if word.endswith(("ee", "oe", "ye")) and suffix == "ing" else (word[:-1] + suffix,)
+    if last in _VOWELS or last in "wxy" or word[-2] not in _VOWELS or word[-3] in _VOWELS and word[-4:-2] != "qu":
+        return (word + suffix,)
+    return (word + suffix, word + last + suffix)  # (controlled; traveled and travelled)
 
 
 _THREAD = threading.local()

@@ -48,6 +48,8 @@ class CatalogIndex:
         self.durations: dict[str, dict[str, float]] = {}
         self.allergens: dict[str, set[str]] = {}
         self.ingredients: dict[str, set[str]] = {}
+        #: Each product's spec-sheet and compatibility values as written, normalised.
+        self.spec_texts: dict[str, tuple[str, ...]] = {}
         # Upper-case tokens of the catalog's own text (IPX7, SPF50) are not coupon codes.
         self.tokens = set(CODE_TOKEN.findall(" ".join(p.model_dump_json() for p in catalog.products)))
         for p in catalog.products:
@@ -66,6 +68,8 @@ class CatalogIndex:
             self.percents[p.id] = {float(x) for x in re.findall(r"(\d+(?:\.\d+)?)\s?%", text)}
             self.allergens[p.id] = {normalize(a) for a in getattr(p, "allergens", None) or ()}
             self.ingredients[p.id] = {normalize(i) for i in getattr(p, "ingredients", None) or ()}
+            self.spec_texts[p.id] = tuple(normalize(str(v)) for v in (*(getattr(p, "specs", None) or {}).values(),
+                                                                   *(getattr(p, "compatibility", None) or ())))
         vocab = set().union(*self.allergens.values()) | common_allergens()
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))

@@ -362,15 +362,13 @@ def _quotes_spec(at: Around, word_before: bool = False) -> bool:
     """Whether a number and the words after it (and, with ``word_before``, the word before
     it) are a spec-sheet or compatibility value of the product as the catalog writes it
     (a count of ports, "iOS 14 or later")."""
-    product = at.market.catalog.by_id.get(at.pid)
-    values = [*getattr(product, "specs", {}).values(), *getattr(product, "compatibility", ())]
-    if not values:
+    texts = at.r.index.spec_texts.get(at.pid)
+    if not texts:
         return False
     s, e = at.q.span
     said, core = at.r.norm[s:e + 4].strip(), len(at.r.norm[s:e].strip())
     heads = [said[:k] for k in range(len(said), core, -1)]  # the number and 1-4 characters after it
     before = _LAST_WORD.findall(at.before)[-1:] if word_before else []  # "ios", 安卓
-    texts = [normalize(str(v)) for v in values]
     return any(h in t and all(w in t for w in before) for t in texts for h in heads)
 
 

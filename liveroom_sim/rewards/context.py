@@ -8,7 +8,6 @@ in force (on the market), the current harness, and what happened around the repl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Literal
 
 from liveroom_sim.harness.core import Harness
@@ -39,6 +38,22 @@ class Outcome:
 
     satisfaction_delta: float = 0.0
     purchases: int = 0
+
+
+class _kept:
+    """A property worked out on first read and kept in the instance, where later reads
+    find it: ``functools.cached_property`` without the lock it takes in Python 3.11 (a
+    context is read by one thread; a first read took 0.7 µs with the lock, 0.3 without).
+    """
+
+    def __init__(self, derive):
+        self._derive, self._name, self.__doc__ = derive, derive.__name__, derive.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self._name] = self._derive(obj)
+        return value
 
 
 @dataclass
@@ -106,24 +121,24 @@ class TurnContext:
     # What the components share is read once per turn and kept on the context, its
     # owner (a cached property stores it in the instance, where later reads find it).
 
-    @cached_property
+    @_kept
     def analysis(self):
         """The parsed reply (claims, stated facts, mentions, the compliance rules' reading)."""
         return analyze(self)
 
-    @cached_property
+    @_kept
     def need(self):
         """How much of a waiting viewer's need the reply newly meets, and why (see
         :func:`~liveroom_sim.rewards.conduct.need_met`)."""
         return need_of(self)
 
-    @cached_property
+    @_kept
     def serves_need(self) -> bool:
         """Whether the reply serves a need of the room (see
         :func:`~liveroom_sim.rewards.conduct.serves`)."""
         return serves_of(self)
 
-    @cached_property
+    @_kept
     def credit(self) -> float:
         """The share of a whole reply's credits the reply earns (see
         :func:`~liveroom_sim.rewards.conduct.credit_share`)."""

@@ -3,8 +3,8 @@ its own here: :class:`PerObject`.
 
 The reward's one way to cache is the owner's: a ``functools.cached_property`` on the frozen
 object that owns the data (:class:`~liveroom_sim.rewards.catalog_index.CatalogIndex`, the
-:class:`~liveroom_sim.rewards.rulebook.Rulebook`, the turn's
-:class:`~liveroom_sim.rewards.context.TurnContext`), or ``functools.lru_cache`` on a
+:class:`~liveroom_sim.rewards.rulebook.Rulebook`; on the turn's
+:class:`~liveroom_sim.rewards.context.TurnContext`, its lock-free twin), or ``functools.lru_cache`` on a
 function of hashable values. A catalog or a rule set is frozen world data but unhashable
 (or costly to hash: a rule set takes ~0.1 ms), and its class belongs to ``world``; so
 each reaches its owner here (a catalog its index, a rule set its rulebook) through one

@@ -466,8 +466,8 @@ def _presented(norm: str, catalog, reader, wanted: set[str]) -> set[str]:
             continue
         a = max((m.end() for m in SENTENCE_END.finditer(norm, 0, start)), default=0)
         b = next((m.start() for m in SENTENCE_END.finditer(norm, end)), len(norm))
-        names = {h[2] for h in reader.hits(fold(norm[a:start] + " " + norm[end:b]))}
-        if pitch in names or any(set(combo) <= names for f in reader.families for combo in f.when):
+        names = frozenset([h[2] for h in reader.hits(fold(norm[a:start] + " " + norm[end:b]))])
+        if pitch in names or reader.may_say(names):
             out.add(pid)
     return out
 

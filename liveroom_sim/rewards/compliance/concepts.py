@@ -34,7 +34,10 @@ from liveroom_sim.world.text import normalize
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 # (dots in a row, "they're just... gone", are a pause, as the ellipsis "…" is: no end)
-_SENTENCE = re.compile(r"(?<![0-9.])\.(?![0-9.])|[!?;\n。！？；]+")
+# (each branch starts with its mark, the dot's neighbours checked after it: a pattern that
+# starts with a set of characters is searched for them, one that starts with a lookbehind
+# is tried at every position, at twice the time)
+_SENTENCE = re.compile(r"\.(?<![0-9.]\.)(?![0-9.])|[!?;\n。！？；]+")
 #: Where a sentence ends (shared with the reading of which products a reply presents).
 SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept
@@ -136,6 +139,7 @@ class ConceptReader:
         self._families_of = {c: frozenset(fs) for c, fs in by_concept.items()}
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
         self._said_memo: dict[tuple[frozenset[str], frozenset[str]], tuple[Family, ...]] = {}
+        self._may_memo: dict[frozenset[str], bool] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
         self._declines = concepts.declines
@@ -167,7 +171,9 @@ class ConceptReader:
                 for name in names:
                     out.append((s, e, name))
         if competitors is not None:
-            out.extend((m.start(), m.end(), "competitor") for m in competitors.finditer(text))
+            found = competitors.finditer(text)
+            if found:
+                out.extend((m.start(), m.end(), "competitor") for m in found)
         out.sort()
         return out
 
@@ -196,6 +202,7 @@ class ConceptReader:
             hits = _inner_negations_dropped(hits)
         said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
+        may_say = self.may_say(frozenset(names))  # (whether some family's concepts are all in the text)
         for start, end in _sentences(text):
             while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
                 at += 1
@@ -211,13 +218,15 @@ class ConceptReader:
             whole.append((inside, free))
             said_free = frozenset([h[2] for h in free])
             per_sentence.append(said_free - _READ_BY_NAME)
+            if not may_say:
+                continue
             said_any = frozenset([h[2] for h in inside]) if len(free) < len(inside) else said_free
             for family in self._families_said(said_any, said_free):  # (most sentences say none)
                 pool = inside if family.negation == "ignored" else free
                 chosen = _combination(family, pool)
                 if chosen is not None:
                     said.append(Said(family, text[start:end].strip(), chosen, (start, end)))
-        if self._across and len(whole) > 1:
+        if may_say and self._across and len(whole) > 1:
             said += self._across_sentences(text, whole, {s.family.name for s in said})
         return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused), declined)
 
@@ -238,6 +247,21 @@ class ConceptReader:
         if len(self._said_memo) >= _MEMO_SIZE:
             self._said_memo.clear()
         self._said_memo[key] = kept
+        return kept
+
+    def may_say(self, names: frozenset[str]) -> bool:
+        """Whether one of the families' combinations is in ``names``, a text's concepts
+        (else no sentence of it says a family: most texts say none). Kept per set, as
+        :meth:`_families_said` keeps its answers."""
+        kept = self._may_memo.get(names)
+        if kept is None:
+            tried = set(self._always)
+            for name in names:
+                tried |= self._families_of.get(name, _NONE)
+            kept = any(combo <= names for i in tried for combo in self._combos[i][1])
+            if len(self._may_memo) >= _MEMO_SIZE:
+                self._may_memo.clear()
+            self._may_memo[names] = kept
         return kept
 
     def _declined(self, text: str, hits) -> bool:
@@ -458,7 +482,10 @@ class Brands(NamedTuple):
     def finditer(self, text: str):
         """Where ``text`` names a brand (most replies name none: a substring test of each
         form spares the pattern's search, which tries every position)."""
-        return self.pattern.finditer(text) if any(f in text for f in self.forms) else ()
+        for f in self.forms:
+            if f in text:
+                return self.pattern.finditer(text)
+        return ()
 
 
 @lru_cache(maxsize=64)

@@ -291,7 +291,8 @@ class ConceptReader:
                 out.append(Said(family, text[lo:hi].strip(), chosen, (lo, hi)))
         return out
 
-    def _negated(self, text: str, ends: list[int] | None, hit: tuple[int, int, str], afters: list[int] | None = None) -> bool:
+    def _negated(self, text: str, ends: list[int] | None, hit: tuple[int, int, str],
+                 afters: list[int] | None = None) -> bool:
         """Whether a negation word is said before ``hit`` in its clause (a negation's scope is
         its clause, read up to the next clause mark or turn: "not the cheapest, but the best"),
         or a ``negation_after`` word after it ("走对公转账是不行的"). ``ends``: where the

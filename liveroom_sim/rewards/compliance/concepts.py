@@ -10,8 +10,10 @@ scanned once for every concept, in time linear in its length. Then, per sentence
   quote in a sentence about what may be said ("our rules say I can't call it 'the best'")
   is quoted, not claimed; a run of concepts that makes a term (a rank and a date word:
   "best-before", 最佳赏味期) is a term;
-* a concept said just after a negation in its clause ("it doesn't cure eczema", 不能治疗)
-  is taken back, for the families whose negation cancels;
+* a concept said just after a negation in its clause ("it doesn't cure eczema", 不能治疗),
+  or before a ``negation_after`` word of its clause (私下加微信是不可以的), is taken back,
+  for the families whose negation cancels; a word inside a refusal's own word (保证 of
+  不敢保证) is the refusal's, not said;
 * a family is said when each concept of one of its combinations is said in its own word.
 
 The reader returns the text with the exceptions blanked (which the rule file's banned
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -47,7 +49,16 @@ SENTENCE_END = _SENTENCE
 # the clause, and in the scope of a negation before it. A dash set off by spaces ends a clause.
 _CLAUSE_MARKS = r"(?<![0-9])\.(?![0-9])|(?<![0-9]),(?![0-9\u4e00-\u9fff])|[!?;:\n。！？；，：]|\s-\s"
 _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^」]{1,60}」|『[^』]{1,60}』')
-_READ_BY_NAME = frozenset(READER_CONCEPTS[:-1])
+#: A negation said after what it takes back, at its clause's end ("私下加微信是不可以的"):
+#: read by the reader by name, like those of ``READER_CONCEPTS``.
+NEGATION_AFTER = "negation_after"
+_READ_BY_NAME = frozenset((*READER_CONCEPTS[:-1], NEGATION_AFTER))
+_REFUSALS = ("refused_before", "refused_after")
+#: What may stand between two words of a scoped exception's run besides two characters:
+#: a number ("最高升到160厘米": a superlative, a number and its unit are a measure).
+_NUMBER = frozenset("0123456789")
+#: How far after a run's word the next is looked for (two characters and a number).
+_RUN_REACH = 24
 _NONE: frozenset[int] = frozenset()
 #: The most pairs of concept sets a reader keeps the families of (then it starts again).
 _MEMO_SIZE = 4096
@@ -142,6 +153,11 @@ class ConceptReader:
         self._may_memo: dict[frozenset[str], bool] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
+        # A run's later words in Latin letters, by word: a unit written onto a number
+        # ("最大65w") is no whole word to the scanner, so a run reads it there itself.
+        later = {c for e in concepts.exceptions for c in e.sequence[1:]}
+        self._glued = {w: n & later for w, n in zip(self.literals, self.names)
+                       if w.isascii() and w.isalpha() and not n.isdisjoint(later)}
         self._declines = concepts.declines
         self._declines_start = frozenset(run[0] for run in concepts.declines)
         # Concepts read for ``declines`` only: no other reading sees them (they take no
@@ -197,9 +213,12 @@ class ConceptReader:
                 chars[a:b] = " " * (b - a)
             text = "".join(chars)
             hits = [h for h in hits if not any(a <= h[0] < b for a, b in blanks)]
+        if not names.isdisjoint(_REFUSALS):
+            hits = _refusal_words_kept_whole(hits)
         negations = "negation" in names
         if negations:
             hits = _inner_negations_dropped(hits)
+        backward = NEGATION_AFTER in names
         said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
         may_say = self.may_say(frozenset(names))  # (whether some family's concepts are all in the text)
@@ -214,7 +233,8 @@ class ConceptReader:
             if not inside:
                 continue
             ends = sorted([h[1] for h in inside if h[2] == "negation"]) if negations else None
-            free = [h for h in inside if not self._negated(text, ends, h)] if ends else inside
+            afters = [h[0] for h in inside if h[2] == NEGATION_AFTER] if backward else None
+            free = [h for h in inside if not self._negated(text, ends, h, afters)] if ends or afters else inside
             whole.append((inside, free))
             said_free = frozenset([h[2] for h in free])
             per_sentence.append(said_free - _READ_BY_NAME)
@@ -295,16 +315,24 @@ class ConceptReader:
                 out.append(Said(family, text[lo:hi].strip(), chosen, (lo, hi)))
         return out
 
-    def _negated(self, text: str, ends: list[int], hit: tuple[int, int, str]) -> bool:
+    def _negated(self, text: str, ends: list[int] | None, hit: tuple[int, int, str],
+                 afters: list[int] | None = None) -> bool:
         """Whether a negation word is said before ``hit`` in its clause (a negation's scope is
-        its clause, read up to the next clause mark or turn: "not the cheapest, but the best").
-        ``ends``: where the sentence's negation words end, in order. The last one before the hit
-        decides: a clause mark after an earlier one but before it lies before the hit too (one
-        look per hit, not one per negation: a long reply of "does not cure acne, " over and over
-        took minutes)."""
+        its clause, read up to the next clause mark or turn: "not the cheapest, but the best"),
+        or a ``negation_after`` word after it ("走对公转账是不行的"). ``ends``: where the
+        sentence's negation words end, in order; ``afters``: where its after-negations start,
+        in order. The nearest one decides: a clause mark between a farther one and the hit lies
+        between the nearest and the hit too (one look per hit, not one per negation: a long
+        reply of "does not cure acne, " over and over took minutes)."""
         s = hit[0]
-        i = bisect_right(ends, s) - 1
-        return i >= 0 and self._open(text, ends[i], s)
+        if ends:
+            i = bisect_right(ends, s) - 1
+            if i >= 0 and self._open(text, ends[i], s):
+                return True
+        if afters and hit[2] != NEGATION_AFTER:
+            j = bisect_left(afters, hit[1])
+            return j < len(afters) and self._open(text, hit[1], afters[j])
+        return False
 
     def _open(self, text: str, a: int, b: int) -> bool:
         """Whether no clause ends between ``a`` and ``b`` (a mark's lookahead sees ``text[b]``)."""
@@ -347,11 +375,10 @@ class ConceptReader:
                     continue
                 at, ok = e, True
                 for nxt in sequence[1:]:
-                    follow = [h for h in hits if h[2] == nxt and at <= h[0] <= at + 2]
-                    if not follow:
+                    at = self._run_next(text, hits, at, nxt)
+                    if at is None:
                         ok = False
                         break
-                    at = follow[0][1]
                 if ok and refuses:  # (the refusal and the rest of its clause)
                     clauses = clauses if clauses is not None else _spans(self._clause, text)
                     end = next((b for a, b in clauses if a <= s < b), at)
@@ -360,6 +387,33 @@ class ConceptReader:
                 elif ok:
                     blanks.append((s, at))
         return blanks, refused
+
+    def _run_next(self, text: str, hits, at: int, concept: str) -> int | None:
+        """Where the next word (of ``concept``) of a scoped exception's run ends, or ``None``:
+        it starts at most two characters after ``at``, a number between them not counted
+        (最高升到160厘米), or it is a word in Latin letters written onto that number (最大65w).
+        ``hits`` in order of start."""
+        for s, e, name in hits:
+            if s < at:
+                continue
+            if s > at + _RUN_REACH:
+                break
+            if name == concept and sum(c not in _NUMBER for c in text[at:s]) <= 2:
+                return e
+        if not self._glued:
+            return None
+        i, n, other = at, len(text), 0
+        while i < n and text[i] not in _NUMBER and other < 2:  # (up to two characters before the number)
+            i, other = i + 1, other + 1
+        j = i
+        while j < n and text[j] in _NUMBER:
+            j += 1
+        k = j
+        while k < n and "a" <= text[k] <= "z":
+            k += 1
+        if j == i or k == j or (k < n and text[k] in _ALNUM):
+            return None
+        return k if concept in self._glued.get(text[j:k], _NONE) else None
 
 
 _CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"')
@@ -417,6 +471,14 @@ def _short_topic(question: str) -> bool:
     if question.isascii():
         return len(question.split()) <= _TOPIC_WORDS
     return len("".join(question.split())) <= _TOPIC_CHARS
+
+
+def _refusal_words_kept_whole(hits):
+    """``hits`` without the words said inside a refusal's own word: 保证 of 不敢保证 or 没法保证
+    is no promise, and the 不 in it takes nothing back (the refusal has blanked what it
+    refuses)."""
+    spans = [(s, e) for s, e, name in hits if name in _REFUSALS]
+    return [h for h in hits if h[2] in _REFUSALS or not any(a <= h[0] and h[1] <= b for a, b in spans)]
 
 
 def _inner_negations_dropped(hits):

@@ -9,7 +9,8 @@ as long as it says a known concept in known words; the code holds how to read, t
 what to read for (``envs/concepts/<language>.yaml``).
 
 Some concepts are read by the reader itself, by name: ``negation`` (a word that, just
-before a concept in the same clause, takes it back), ``reported`` (what follows it up to
+before a concept in the same clause, takes it back), ``negation_after`` (one that takes
+back what its clause said before it: "私下加微信是不可以的"), ``reported`` (what follows it up to
 the clause's end is reported speech: "someone asked if ..."), ``refused_before`` (the
 clause before it is refused: "治病的话我可不敢讲"), ``refused_after`` (what follows it up to the
 clause's end is refused: "I can't tell you it ..."), ``rule_talk`` (a sentence that talks
@@ -80,7 +81,7 @@ class Family(Frozen):
 
 class Adjacent(Frozen):
     """A scoped exception: where ``sequence``'s concepts follow each other (at most two
-    characters apart), the run is a term, not a claim: a date ("best-before", 最佳赏味期).
+    characters apart, a number between them not counted: 最大 65W 输出), the run is a term, not a claim: a date ("best-before", 最佳赏味期).
     With ``refuses``, the run is a refusal and what follows it in its clause is refused
     ("not gonna trash Sonicore", a refusing word and a speech act)."""
 

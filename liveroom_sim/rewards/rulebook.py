@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from typing import NamedTuple
 
 from liveroom_sim.rewards.compliance.concepts import concept_reader
@@ -38,14 +39,16 @@ _WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]")
 _CLAUSE_END = re.compile(r"[,.!?;:\n。！？；，：]")
 
 
-def _clause_before(folded: str, at: int) -> int:
+def _clause_before(folded: str, at: int, ends: list[int]) -> int:
     """Where the clause a refusal marker ends begins: a marker with nothing after it in its
     clause refuses what came before it ("治湿疹这种话我不能说", "warmest? that I can't say");
-    a clause of two words or fewer before it ("that I") points back at the clause before."""
-    ends = [m.end() for m in _CLAUSE_END.finditer(folded, 0, at)]
-    start = ends[-1] if ends else 0
-    if len(folded[start:at].split()) <= 2 and folded[start:at].isascii() and len(ends) >= 1:
-        start = ends[-2] if len(ends) >= 2 else 0
+    a clause of two words or fewer before it ("that I") points back at the clause before.
+    ``ends``: where each clause of ``folded`` ends, in order (found once per text: a list of
+    them per marker made a 64 KB reply of "不能说，" take 17 s)."""
+    i = bisect_right(ends, at)
+    start = ends[i - 1] if i else 0
+    if len(folded[start:at].split()) <= 2 and folded[start:at].isascii() and i >= 1:
+        start = ends[i - 2] if i >= 2 else 0
     return start
 
 
@@ -296,13 +299,15 @@ class Rulebook:
         what it refuses, up to the next comma, sentence end or "but"."""
         if self.refusal is None:
             return []
-        spans = []
+        spans, ends = [], None
         for m in self.refusal.finditer(folded):
             if self.not_refusal is not None and self.not_refusal.match(folded, m.start()):
                 continue
             start = m.start()
             if not _WORD.search(folded, m.end() - len(m.group(1)), m.end()):
-                start = _clause_before(folded, start)
+                if ends is None:
+                    ends = [c.end() for c in _CLAUSE_END.finditer(folded)]
+                start = _clause_before(folded, start, ends)
             spans.append((start, m.end()))
         return spans
 

@@ -5,7 +5,8 @@ something the campaign or the catalog can back: time pressure ("final call", 明
 holds while a flash sale of the product runs; an urge to buy now ("hurry", 赶紧拍) while one
 runs or while the stock is low (a true "only 6 left, grab yours" urges for a reason);
 scarcity ("only 2 left", 快抢光了) when the number said is the stock (or the sale's units
-left), or, said without a number, when the stock is low; a reference price ("originally
+left, never a price said beside it), or, said without a number, when the stock is low or a
+sale with a set number of units runs ("once they're gone"); a reference price ("originally
 $99", 原价199) when it is the list price, the price before a change or the price now, and
 said as a share with no amount ("sixty percent under where they started") when the price
 now is that share below the highest price known; a coupon code said to take money off
@@ -35,6 +36,9 @@ _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b)
 _AMOUNTS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|"
                       r"天|小时|分钟|秒|周|月|年|号|left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|"
                       r"people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|months?\b|years?\b))")
+# A count of units is no amount of money: "once they're gone it's back to $49.99" says
+# nothing of how many are left.
+_COUNTS = re.compile(r"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块|yuan\b|rmb\b|dollars?\b|bucks?\b))")
 #: How far from a scarcity or price word its number may be said (characters).
 NUMBER_REACH = 24
 
@@ -47,10 +51,11 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "urge":
         return any(pid in market.flash or 0 < market.stock.get(pid, 0) <= concepts.low_stock for pid in products)
     if check == "scarcity":
-        n = _number_near(said, text, "scarcity", concepts)
+        n = _number_near(said, text, "scarcity", concepts, _COUNTS)
         counts = [c for pid in products for c in _units_left(market, pid)]
-        if n is None:
-            return any(c <= concepts.low_stock for c in counts)
+        if n is None:  # (no count said: true of low stock, or of a sale whose units run out: "once they're gone")
+            return any(c <= concepts.low_stock for c in counts) or any(
+                (sale := market.flash.get(pid)) is not None and sale[1] is not None for pid in products)
         return any(abs(c - n) < 1e-9 for c in counts)
     if check == "reference_price":
         n = _number_near(said, text, "reference", concepts, _AMOUNTS)

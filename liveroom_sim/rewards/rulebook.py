@@ -37,6 +37,8 @@ def _stop() -> str:
 
 _WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]")
 _CLAUSE_END = re.compile(r"[,.!?;:\n。！？；，：]")
+#: Sentence-final particles: after a refusal marker they say nothing more ("这个我不能说哈").
+_PARTICLES = frozenset("哈啊呀哦呢啦嘛吧喔噢哟呐嘞咯")
 
 
 def _clause_before(folded: str, at: int, ends: list[int]) -> int:
@@ -304,7 +306,8 @@ class Rulebook:
             if self.not_refusal is not None and self.not_refusal.match(folded, m.start()):
                 continue
             start = m.start()
-            if not _WORD.search(folded, m.end() - len(m.group(1)), m.end()):
+            reach = m.group(1)
+            if not _WORD.search(folded, m.end() - len(reach), m.end()) or set(reach.replace(" ", "")) <= _PARTICLES:
                 if ends is None:
                     ends = [c.end() for c in _CLAUSE_END.finditer(folded)]
                 start = _clause_before(folded, start, ends)

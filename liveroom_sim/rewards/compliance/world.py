@@ -2,7 +2,8 @@
 
 A concept family with a ``check`` (:class:`~liveroom_sim.world.concepts.Family`) says
 something the campaign or the catalog can back: time pressure ("final call", 明天涨价)
-holds while a flash sale of the product runs; an urge to buy now ("hurry", 赶紧拍) while one
+holds while a flash sale of the product runs; a price said to go back to what it was
+(回到原价) while one runs or after the price was cut this stream; an urge to buy now ("hurry", 赶紧拍) while one
 runs or while the stock is low (a true "only 6 left, grab yours" urges for a reason);
 scarcity ("only 2 left", 快抢光了) when the number said is the stock (or the sale's units
 left, never a price said beside it), or, said without a number, when the stock is low or a
@@ -48,6 +49,9 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     check = said.family.check
     if check == "time_pressure":
         return any(pid in market.flash for pid in products)
+    if check == "price_return":  # (back to the price before: a sale runs, or the price was cut this stream)
+        return any(pid in market.flash or any(p > market.prices[pid] for p in market.old_prices.get(pid, ()))
+                   for pid in products)
     if check == "urge":
         return any(pid in market.flash or 0 < market.stock.get(pid, 0) <= concepts.low_stock for pid in products)
     if check == "scarcity":

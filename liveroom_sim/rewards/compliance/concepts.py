@@ -212,7 +212,8 @@ class ConceptReader:
             for a, b in blanks:
                 chars[a:b] = " " * (b - a)
             text = "".join(chars)
-            hits = [h for h in hits if not any(a <= h[0] < b for a, b in blanks)]
+            starts, reach = _reach(blanks)
+            hits = [h for h in hits if _furthest(starts, reach, h[0]) <= h[0]]
         if not names.isdisjoint(_REFUSALS):
             hits = _refusal_words_kept_whole(hits)
         negations = "negation" in names
@@ -287,15 +288,14 @@ class ConceptReader:
     def _declined(self, text: str, hits) -> bool:
         """Whether one clause says the concepts of a ``declines`` run in order ("i can't
         ... compare", "stick to ... the facts"); ``hits`` in order of start."""
-        clauses = _spans(self._clause, text)
+        clauses = _Spans(_spans(self._clause, text))
+        where = _by_concept(hits)
         for run in self._declines:
-            for s, e, name in hits:
-                if name != run[0]:
-                    continue
-                end = next((b for a, b in clauses if a <= s < b), e)
+            for s, e in where.get(run[0], ()):
+                end = clauses.at(s, (s, e))[1]
                 at = e
                 for nxt in run[1:]:
-                    at = next((h[1] for h in hits if h[2] == nxt and at <= h[0] < end), None)
+                    at = _next_of(where, nxt, at, end)
                     if at is None:
                         break
                 else:
@@ -344,29 +344,35 @@ class ConceptReader:
         and the clauses refused."""
         blanks, refused = [], []
         names = {h[2] for h in hits}
+        clauses = None
         if not names.isdisjoint(("reported", "refused_before", "refused_after")):
-            clauses = _spans(self._clause, text)
+            clauses = _Spans(_spans(self._clause, text))
             for s, e, name in hits:
                 if name not in ("reported", "refused_before", "refused_after"):
                     continue
-                a, b = next(((a, b) for a, b in clauses if a <= s < b), (s, e))
+                a, b = clauses.at(s, (s, e))
                 if name != "refused_before":  # (reported speech, or what a refusal before it refuses)
                     blanks.append((e, b))
                     continue
                 if not text[a:s].strip():  # "... best seller? I can't confirm that": the clause before
-                    a = max((c for c, d in clauses if d <= s), default=a)
+                    a = clauses.start_of_last_ending_by(s, a)
                 blanks.append((a, s))
                 refused.append(text[a:s].strip())
         if "rule_talk" in names:
             sentences = None  # (split once, at the first quote)
-            talk = [s for s, _, n in hits if n == "rule_talk"]
+            talk = [s for s, _, n in hits if n == "rule_talk"]  # (in order)
             for m in _QUOTE.finditer(text):
                 if sentences is None:
-                    sentences = _spans(_SENTENCE, text)
-                sentence = next(((a, b) for a, b in sentences if a <= m.start() < b), None)
-                if sentence and any(sentence[0] <= s < sentence[1] and not m.start() <= s < m.end() for s in talk):
+                    sentences = _Spans(_spans(_SENTENCE, text))
+                sentence = sentences.at(m.start())
+                if sentence is None:
+                    continue
+                a, b = sentence  # (a rule word in the sentence, outside the quote)
+                in_sentence = bisect_left(talk, b) - bisect_left(talk, a)
+                in_quote = bisect_left(talk, min(m.end(), b)) - bisect_left(talk, max(m.start(), a))
+                if in_sentence > in_quote:
                     blanks.append(m.span())
-        clauses = None
+        where = None
         for sequence, refuses in self.exceptions:
             if not set(sequence) <= names:
                 continue
@@ -374,31 +380,32 @@ class ConceptReader:
                 if name != sequence[0]:
                     continue
                 at, ok = e, True
+                where = where if where is not None else _by_concept(hits)
                 for nxt in sequence[1:]:
-                    at = self._run_next(text, hits, at, nxt)
+                    at = self._run_next(text, where, at, nxt)
                     if at is None:
                         ok = False
                         break
                 if ok and refuses:  # (the refusal and the rest of its clause)
-                    clauses = clauses if clauses is not None else _spans(self._clause, text)
-                    end = next((b for a, b in clauses if a <= s < b), at)
+                    clauses = clauses if clauses is not None else _Spans(_spans(self._clause, text))
+                    end = clauses.at(s, (s, at))[1]
                     blanks.append((s, max(at, end)))
                     refused.append(text[at:end].strip())
                 elif ok:
                     blanks.append((s, at))
         return blanks, refused
 
-    def _run_next(self, text: str, hits, at: int, concept: str) -> int | None:
+    def _run_next(self, text: str, where, at: int, concept: str) -> int | None:
         """Where the next word (of ``concept``) of a scoped exception's run ends, or ``None``:
         it starts at most two characters after ``at``, a number between them not counted
         (最高升到160厘米), or it is a word in Latin letters written onto that number (最大65w).
-        ``hits`` in order of start."""
-        for s, e, name in hits:
-            if s < at:
-                continue
-            if s > at + _RUN_REACH:
-                break
-            if name == concept and sum(c not in _NUMBER for c in text[at:s]) <= 2:
+        ``where``: :func:`_by_concept` of the hits. (Only the first word of the concept from
+        ``at`` on can be it: the characters between only grow.)"""
+        spans = where.get(concept, ())
+        i = bisect_left(spans, (at,))
+        if i < len(spans):
+            s, e = spans[i]
+            if s <= at + _RUN_REACH and sum(c not in _NUMBER for c in text[at:s]) <= 2:
                 return e
         if not self._glued:
             return None
@@ -477,8 +484,61 @@ def _refusal_words_kept_whole(hits):
     """``hits`` without the words said inside a refusal's own word: 保证 of 不敢保证 or 没法保证
     is no promise, and the 不 in it takes nothing back (the refusal has blanked what it
     refuses)."""
-    spans = [(s, e) for s, e, name in hits if name in _REFUSALS]
-    return [h for h in hits if h[2] in _REFUSALS or not any(a <= h[0] and h[1] <= b for a, b in spans)]
+    starts, reach = _reach([(s, e) for s, e, name in hits if name in _REFUSALS])
+    return [h for h in hits if h[2] in _REFUSALS or _furthest(starts, reach, h[0]) < h[1]]
+
+
+def _reach(spans) -> tuple[list[int], list[int]]:
+    """``spans`` by start, with per start the furthest end of the spans starting there or
+    before: whether a position lies in one of them is one bisect (:func:`_furthest`), where
+    a test of every span per word made a long reply of refusals take a minute."""
+    starts, reach, far = [], [], -1
+    for a, b in sorted(spans):
+        far = max(far, b)
+        starts.append(a)
+        reach.append(far)
+    return starts, reach
+
+
+def _furthest(starts: list[int], reach: list[int], pos: int) -> int:
+    """The furthest end of the spans starting at or before ``pos`` (-1 when none does)."""
+    i = bisect_right(starts, pos) - 1
+    return reach[i] if i >= 0 else -1
+
+
+def _by_concept(hits) -> dict[str, list[tuple[int, int]]]:
+    """Where each concept is said, ``(start, end)`` in order (``hits`` in order)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for s, e, name in hits:
+        out.setdefault(name, []).append((s, e))
+    return out
+
+
+def _next_of(where, concept: str, at: int, end: int) -> int | None:
+    """Where the first word of ``concept`` starting in ``[at, end)`` ends, or ``None``."""
+    spans = where.get(concept, ())
+    i = bisect_left(spans, (at,))
+    return spans[i][1] if i < len(spans) and spans[i][0] < end else None
+
+
+class _Spans:
+    """Spans in order that do not overlap (clauses, sentences), looked up by position by
+    bisection (a look through every span per word was quadratic in a reply's length)."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        self.spans = spans
+        self._starts = [a for a, _ in spans]
+        self._ends = [b for _, b in spans]
+
+    def at(self, pos: int, default=None):
+        """The span holding ``pos``, else ``default``."""
+        i = bisect_right(self._starts, pos) - 1
+        return self.spans[i] if i >= 0 and pos < self._ends[i] else default
+
+    def start_of_last_ending_by(self, pos: int, default: int) -> int:
+        """Where the last span that ends at or before ``pos`` starts, else ``default``."""
+        j = bisect_right(self._ends, pos) - 1
+        return self.spans[j][0] if j >= 0 else default
 
 
 def _inner_negations_dropped(hits):

@@ -36,6 +36,13 @@ CONTENTS = {
     "@mia_22 ": (EN, "@mia_22 "), "GLOW15 ": (EN, "GLOW15 "), "no peanuts, ": (EN, "no peanuts, "),
     "free shipping, sold out ": (EN, "free shipping, sold out "), "get_product ": (EN, "get_product "),
     "en product names": (EN, "names"), "[": (EN, "["), "😀": (EN, "😀"),
+    # (the readings of issue 25's later rounds: refusal words, measured specs, negations after
+    # what they take back, give-ins to a bait, declined judgements, capped sales)
+    "不敢保证，": (ZH, "不敢保证，"), "最高升到160厘米，": (ZH, "最高升到160厘米，"), "最大65W输出": (ZH, "最大65W输出"),
+    "私下转账是不可以的，": (ZH, "私下转账是不可以的，"), "这个我不能说哈，": (ZH, "这个我不能说哈，"),
+    "you twisted my arm: cures acne. ": (EN, "you twisted my arm: cures acne. "),
+    "I can't speak to GlowNest's formula. ": (EN, "I can't speak to GlowNest's formula. "),
+    "once they're gone, back to $49.99. ": (EN, "once they're gone, back to $49.99. "),
 }
 
 

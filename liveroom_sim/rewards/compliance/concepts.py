@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from ahocorasick_rs import AhoCorasick
 
+from liveroom_sim.rewards.compliance.spans import Cover, Spans, by_concept, first_from, spans_between
 from liveroom_sim.rewards.lexicon import fold, inflections
 from liveroom_sim.world.concepts import READER_CONCEPTS, ConceptSet, Family, load_concepts
 from liveroom_sim.world.text import normalize
@@ -212,8 +213,8 @@ class ConceptReader:
             for a, b in blanks:
                 chars[a:b] = " " * (b - a)
             text = "".join(chars)
-            starts, reach = _reach(blanks)
-            hits = [h for h in hits if _furthest(starts, reach, h[0]) <= h[0]]
+            cover = Cover(blanks)
+            hits = [h for h in hits if cover.furthest(h[0]) <= h[0]]
         if not names.isdisjoint(_REFUSALS):
             hits = _refusal_words_kept_whole(hits)
         negations = "negation" in names
@@ -288,14 +289,15 @@ class ConceptReader:
     def _declined(self, text: str, hits) -> bool:
         """Whether one clause says the concepts of a ``declines`` run in order ("i can't
         ... compare", "stick to ... the facts"); ``hits`` in order of start."""
-        clauses = _Spans(_spans(self._clause, text))
-        where = _by_concept(hits)
+        clauses = Spans(spans_between(self._clause, text))
+        where = by_concept(hits)
         for run in self._declines:
             for s, e in where.get(run[0], ()):
                 end = clauses.at(s, (s, e))[1]
                 at = e
                 for nxt in run[1:]:
-                    at = _next_of(where, nxt, at, end)
+                    word = first_from(where, nxt, at)
+                    at = word[1] if word is not None and word[0] < end else None
                     if at is None:
                         break
                 else:
@@ -346,7 +348,7 @@ class ConceptReader:
         names = {h[2] for h in hits}
         clauses = None
         if not names.isdisjoint(("reported", "refused_before", "refused_after")):
-            clauses = _Spans(_spans(self._clause, text))
+            clauses = Spans(spans_between(self._clause, text))
             for s, e, name in hits:
                 if name not in ("reported", "refused_before", "refused_after"):
                     continue
@@ -363,7 +365,7 @@ class ConceptReader:
             talk = [s for s, _, n in hits if n == "rule_talk"]  # (in order)
             for m in _QUOTE.finditer(text):
                 if sentences is None:
-                    sentences = _Spans(_spans(_SENTENCE, text))
+                    sentences = Spans(spans_between(_SENTENCE, text))
                 sentence = sentences.at(m.start())
                 if sentence is None:
                     continue
@@ -380,14 +382,14 @@ class ConceptReader:
                 if name != sequence[0]:
                     continue
                 at, ok = e, True
-                where = where if where is not None else _by_concept(hits)
+                where = where if where is not None else by_concept(hits)
                 for nxt in sequence[1:]:
                     at = self._run_next(text, where, at, nxt)
                     if at is None:
                         ok = False
                         break
                 if ok and refuses:  # (the refusal and the rest of its clause)
-                    clauses = clauses if clauses is not None else _Spans(_spans(self._clause, text))
+                    clauses = clauses if clauses is not None else Spans(spans_between(self._clause, text))
                     end = clauses.at(s, (s, at))[1]
                     blanks.append((s, max(at, end)))
                     refused.append(text[at:end].strip())
@@ -399,12 +401,11 @@ class ConceptReader:
         """Where the next word (of ``concept``) of a scoped exception's run ends, or ``None``:
         it starts at most two characters after ``at``, a number between them not counted
         (最高升到160厘米), or it is a word in Latin letters written onto that number (最大65w).
-        ``where``: :func:`_by_concept` of the hits. (Only the first word of the concept from
+        ``where``: :func:`~liveroom_sim.rewards.compliance.spans.by_concept` of the hits. (Only the first word of the concept from
         ``at`` on can be it: the characters between only grow.)"""
-        spans = where.get(concept, ())
-        i = bisect_left(spans, (at,))
-        if i < len(spans):
-            s, e = spans[i]
+        word = first_from(where, concept, at)
+        if word is not None:
+            s, e = word
             if s <= at + _RUN_REACH and sum(c not in _NUMBER for c in text[at:s]) <= 2:
                 return e
         if not self._glued:
@@ -437,21 +438,10 @@ def keep_quotes(norm: str) -> str:
     return _CJK_QUOTE.sub(r"「\1」", norm) if '"' in norm and not norm.isascii() else norm
 
 
-def _spans(pattern: re.Pattern, text: str) -> list[tuple[int, int]]:
-    out, at = [], 0
-    for m in pattern.finditer(text):
-        if m.start() > at:
-            out.append((at, m.start()))
-        at = m.end()
-    if at < len(text):
-        out.append((at, len(text)))
-    return out
-
-
 def _sentences(text: str) -> list[tuple[int, int]]:
     """The sentences of ``text``, a short question that names a topic read with the
     sentence that answers it ("those psoriasis patches? this clears them right up")."""
-    spans = _spans(_SENTENCE, text)
+    spans = spans_between(_SENTENCE, text)
     out: list[tuple[int, int]] = []
     topic = None
     for a, b in spans:
@@ -484,61 +474,8 @@ def _refusal_words_kept_whole(hits):
     """``hits`` without the words said inside a refusal's own word: 保证 of 不敢保证 or 没法保证
     is no promise, and the 不 in it takes nothing back (the refusal has blanked what it
     refuses)."""
-    starts, reach = _reach([(s, e) for s, e, name in hits if name in _REFUSALS])
-    return [h for h in hits if h[2] in _REFUSALS or _furthest(starts, reach, h[0]) < h[1]]
-
-
-def _reach(spans) -> tuple[list[int], list[int]]:
-    """``spans`` by start, with per start the furthest end of the spans starting there or
-    before: whether a position lies in one of them is one bisect (:func:`_furthest`), where
-    a test of every span per word made a long reply of refusals take a minute."""
-    starts, reach, far = [], [], -1
-    for a, b in sorted(spans):
-        far = max(far, b)
-        starts.append(a)
-        reach.append(far)
-    return starts, reach
-
-
-def _furthest(starts: list[int], reach: list[int], pos: int) -> int:
-    """The furthest end of the spans starting at or before ``pos`` (-1 when none does)."""
-    i = bisect_right(starts, pos) - 1
-    return reach[i] if i >= 0 else -1
-
-
-def _by_concept(hits) -> dict[str, list[tuple[int, int]]]:
-    """Where each concept is said, ``(start, end)`` in order (``hits`` in order)."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for s, e, name in hits:
-        out.setdefault(name, []).append((s, e))
-    return out
-
-
-def _next_of(where, concept: str, at: int, end: int) -> int | None:
-    """Where the first word of ``concept`` starting in ``[at, end)`` ends, or ``None``."""
-    spans = where.get(concept, ())
-    i = bisect_left(spans, (at,))
-    return spans[i][1] if i < len(spans) and spans[i][0] < end else None
-
-
-class _Spans:
-    """Spans in order that do not overlap (clauses, sentences), looked up by position by
-    bisection (a look through every span per word was quadratic in a reply's length)."""
-
-    def __init__(self, spans: list[tuple[int, int]]):
-        self.spans = spans
-        self._starts = [a for a, _ in spans]
-        self._ends = [b for _, b in spans]
-
-    def at(self, pos: int, default=None):
-        """The span holding ``pos``, else ``default``."""
-        i = bisect_right(self._starts, pos) - 1
-        return self.spans[i] if i >= 0 and pos < self._ends[i] else default
-
-    def start_of_last_ending_by(self, pos: int, default: int) -> int:
-        """Where the last span that ends at or before ``pos`` starts, else ``default``."""
-        j = bisect_right(self._ends, pos) - 1
-        return self.spans[j][0] if j >= 0 else default
+    cover = Cover([(s, e) for s, e, name in hits if name in _REFUSALS])
+    return [h for h in hits if h[2] in _REFUSALS or cover.furthest(h[0]) < h[1]]
 
 
 def _inner_negations_dropped(hits):

@@ -3,8 +3,9 @@
 A concept family with a ``check`` (:class:`~liveroom_sim.world.concepts.Family`) says
 something the campaign or the catalog can back: time pressure ("final call", 明天涨价)
 holds while a flash sale of the product runs; a price said to go back to what it was
-(回到原价) while one runs or after the price was cut this stream; an urge to buy now ("hurry", 赶紧拍) while one
-runs or while the stock is low (a true "only 6 left, grab yours" urges for a reason);
+(回到原价) while one runs or after the price was cut this stream; an urge to buy now
+("hurry", 赶紧拍) while one runs or while the stock is low (a true "only 6 left, grab
+yours" urges for a reason);
 scarcity ("only 2 left", 快抢光了) when the number said is the stock (or the sale's units
 left, never a price said beside it), or, said without a number, when the stock is low or a
 sale with a set number of units runs ("once they're gone"); a reference price ("originally

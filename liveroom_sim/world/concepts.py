@@ -82,8 +82,9 @@ class Family(Frozen):
 class Adjacent(Frozen):
     """A scoped exception: where ``sequence``'s concepts follow each other (at most two
     characters apart, a number between them not counted: 最大 65W 输出), the run is a term,
-    not a claim: a date ("best-before", 最佳赏味期). With ``refuses``, the run is a refusal and what follows it in its clause is refused
-    ("not gonna trash Sonicore", a refusing word and a speech act)."""
+    not a claim: a date ("best-before", 最佳赏味期). With ``refuses``, the run is a refusal
+    and what follows it in its clause is refused ("not gonna trash Sonicore", a refusing
+    word and a speech act)."""
 
     name: str
     sequence: tuple[str, ...] = pydantic.Field(min_length=2)

@@ -2,9 +2,9 @@
 
 About 50 varied turn contexts (both languages, every component, tool turns, long replies)
 are built once from the golden suite; each timed evaluation scores a fresh shallow copy
-without the context's cached ``analysis`` (which carries the compliance reading), ``need``
-and ``serves_need``, so the reply is parsed again every time. The reward keeps nothing on
-the market (its true prices are computed per claim: a memo on the market did not pay), but
+without anything the context keeps (``analysis``, which carries the compliance reading,
+``need``, ``serves_need``, ``credit``), so the reply is parsed again every time. The
+reward keeps nothing on the market (its true prices are computed per claim: a memo on the market did not pay), but
 the room's memo of derived values is cleared before each evaluation as the room clears it
 on every event and purchase (``cold``, the headline); ``warm`` keeps it.
 Each rate is CPU time of this process, shown best, median and worst over ``--repeats``
@@ -30,6 +30,7 @@ from pathlib import Path
 from bench_reading import timings, worst_by_length
 
 from liveroom_sim.rewards.cases import build_context, world_for
+from liveroom_sim.rewards.context import TurnContext, _kept
 from liveroom_sim.rewards.golden import load_cases
 from liveroom_sim.rewards.model import RewardModel
 
@@ -66,10 +67,14 @@ def rate(pairs, evaluations: int, cold: bool) -> float:
     return rounds * len(pairs) / spent
 
 
+#: What a context works out once per turn and keeps (the reading and what follows from it).
+DERIVED = tuple(name for name, value in vars(TurnContext).items() if isinstance(value, _kept))
+
+
 def _fresh(ctx):
     """A copy of ``ctx`` that has not read its reply yet."""
     new = copy.copy(ctx)
-    for derived in ("analysis", "need", "serves_need"):  # the reading and what follows from it
+    for derived in DERIVED:
         new.__dict__.pop(derived, None)
     return new
 

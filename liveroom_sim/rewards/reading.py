@@ -62,7 +62,8 @@ class RuleReading(NamedTuple):
     #: Concept families said that the world may make true, with the text they were read
     #: in: :func:`violations` checks them against the market as of the turn.
     checks: tuple = ()
-    #: Per sentence, the concepts said outside a negation (a bait's echo is read from them).
+    #: Per sentence, the concepts said outside a negation (a bait's echo is read from them:
+    #: read for a reply to a bait or an injection, see :func:`read_reply`).
     concepts: tuple[frozenset[str], ...] = ()
     #: Whether a sentence presents a product (a pitch word, or a concept family said).
     pitched: bool = False
@@ -71,11 +72,13 @@ class RuleReading(NamedTuple):
     declined: bool = False
 
 
-def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> RuleReading:
-    """Read normalised text against a rulebook (and a catalog's competitor brands)."""
+def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = (), sentences: bool = True) -> RuleReading:
+    """Read normalised text against a rulebook (and a catalog's competitor brands);
+    ``sentences``: whether each sentence's concepts are wanted (``RuleReading.concepts``,
+    a bait's echo is read from them: see :meth:`ConceptReader.read`)."""
     folded = fold(keep_quotes(norm))
     may = book.candidates(folded)
-    spans, spoken, concepts, heard = _spoken(folded, book, competitors, may)
+    spans, spoken, concepts, heard = _spoken(folded, book, competitors, may, sentences)
     if spoken is not folded:
         # A key may be a whole word only once a refusal or an allowed word is blanked
         # ("...outcomelowest price" -> " lowest price"): the rules are keyed on both.
@@ -96,17 +99,15 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = ()) -> R
             checks.append((said, concepts.text))
         else:
             found.append(Finding("concept", f.name, f.label or f.name, f.severity, said.sentence[:120], f.categories))
-    pitch = book.concepts.set.pitch
-    pitched = bool(concepts.said) or (pitch is not None and any(pitch in c for c in concepts.concepts))
     return RuleReading(folded, spoken, refused + concepts.refused, tuple(found), frozenset(disclosed), tuple(checks),
-                       concepts.concepts, pitched, concepts.declined)
+                       concepts.concepts, concepts.pitched, concepts.declined)
 
 
-def _spoken(folded: str, book: Rulebook, competitors: tuple[str, ...], may):
+def _spoken(folded: str, book: Rulebook, competitors: tuple[str, ...], may, sentences: bool = True):
     """What the folded text says in its own voice: ``(refusal spans, the text with its
     refusals, scoped exceptions and allowed words blanked, the concept reading or
     ``None``, how the spoken text sounds or ``None``)``. ``may``: the rulebook's
-    candidates of ``folded``."""
+    candidates of ``folded``; ``sentences``: see :func:`read_text`."""
     spans = book.refusals(folded) if REFUSAL in may else []
     spoken = folded
     if spans:
@@ -114,7 +115,7 @@ def _spoken(folded: str, book: Rulebook, competitors: tuple[str, ...], may):
                          enumerate(_between(spans, len(folded))))
     concepts = None
     if book.concepts is not None:
-        concepts = book.concepts.read(spoken, competitor_pattern(competitors) if competitors else None)
+        concepts = book.concepts.read(spoken, competitor_pattern(competitors) if competitors else None, sentences)
         spoken = concepts.text  # (the same length: scoped exceptions are blanked in place)
     if ALLOWED in may:
         spoken = book.unallowed(spoken)
@@ -212,7 +213,8 @@ def read_reply(ctx, norm: str) -> RuleReading:
     """Read a turn's normalised reply against the rules in force, the catalog's competitors
     and the harness (what :func:`reading_of` returns)."""
     book = rulebook(ctx.market.rules)
-    r = read_text(norm, book, ctx.market.catalog.competitors)
+    q = ctx.question  # (a bait's echo is read from each sentence's concepts: see obeyed)
+    r = read_text(norm, book, ctx.market.catalog.competitors, q is not None and q.intent in REFUSED)
     extra = []
     if book.concepts is None:  # (a concept file reads a put-down of a competitor by concept)
         pattern, by_norm, named = catalog_index(ctx.market.catalog).brands

@@ -55,6 +55,7 @@ _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^�
 NEGATION_AFTER = "negation_after"
 _READ_BY_NAME = frozenset((*READER_CONCEPTS[:-1], NEGATION_AFTER))
 _REFUSALS = ("refused_before", "refused_after")
+_NEGATIONS = ("negation", NEGATION_AFTER)
 #: What may stand between two words of a scoped exception's run besides two characters:
 #: a number ("最高升到160厘米": a superlative, a number and its unit are a measure).
 _NUMBER = frozenset("0123456789")
@@ -79,8 +80,8 @@ class Said(NamedTuple):
 
 class ConceptReading(NamedTuple):
     """A reply read by concept: ``text`` with the scoped exceptions blanked, the families
-    said, per sentence the concepts said outside a negation (for a bait's echo), the
-    refused clauses the reader found (a refusal placed after what it refuses), and whether
+    said, per sentence the concepts said outside a negation (for a bait's echo; read when
+    asked for, or when the text may say a family), the refused clauses the reader found (a refusal placed after what it refuses), and whether
     a clause declines what was asked (the concept file's ``declines``)."""
 
     text: str
@@ -88,6 +89,9 @@ class ConceptReading(NamedTuple):
     concepts: tuple[frozenset[str], ...]
     refused: tuple[str, ...]
     declined: bool = False
+    #: Whether a sentence presents a product: a pitch word said outside a negation, or a
+    #: family said.
+    pitched: bool = False
 
 
 def _forms(phrase: str, inflect: bool) -> set[str]:
@@ -159,6 +163,10 @@ class ConceptReader:
         later = {c for e in concepts.exceptions for c in e.sequence[1:]}
         self._glued = {w: n & later for w, n in zip(self.literals, self.names)
                        if w.isascii() and w.isalpha() and not n.isdisjoint(later)}
+        # Whether a pitch word may hold a sentence's end (then only the sentences tell
+        # whether one is said in a sentence).
+        self._pitch_spans = concepts.pitch is not None and any(
+            concepts.pitch in n and _SENTENCE.search(w) for w, n in zip(self.literals, self.names))
         self._declines = concepts.declines
         self._declines_start = frozenset(run[0] for run in concepts.declines)
         # Concepts read for ``declines`` only: no other reading sees them (they take no
@@ -194,8 +202,11 @@ class ConceptReader:
         out.sort()
         return out
 
-    def read(self, text: str, competitors=None) -> ConceptReading:
-        """Read folded, spoken text (see the module docstring)."""
+    def read(self, text: str, competitors=None, sentences: bool = True) -> ConceptReading:
+        """Read folded, spoken text (see the module docstring). ``sentences``: whether the
+        concepts of each sentence are wanted (a bait's echo is read from them); without
+        them, a text that holds none of the families' combinations is read no further
+        than its scoped exceptions (most replies: their sentences would say nothing)."""
         hits = self.hits(text, competitors)
         if not hits:
             return ConceptReading(text, (), (), ())
@@ -215,15 +226,19 @@ class ConceptReader:
             text = "".join(chars)
             cover = Cover(blanks)
             hits = [h for h in hits if cover.furthest(h[0]) <= h[0]]
+        may_say = self.may_say(frozenset(names))  # (whether some family's concepts are all in the text)
         if not names.isdisjoint(_REFUSALS):
             hits = _refusal_words_kept_whole(hits)
+        pitch = self.set.pitch
+        if not (sentences or may_say or (pitch in names and not names.isdisjoint(_NEGATIONS)) or self._pitch_spans):
+            # (no negation: a pitch word left is said, in the sentence it is in)
+            return ConceptReading(text, (), (), tuple(refused), declined, pitch in names and any(h[2] == pitch for h in hits))
         negations = "negation" in names
         if negations:
             hits = _inner_negations_dropped(hits)
         backward = NEGATION_AFTER in names
         said, per_sentence, whole = [], [], []
         at, n = 0, len(hits)
-        may_say = self.may_say(frozenset(names))  # (whether some family's concepts are all in the text)
         for start, end in _sentences(text):
             while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
                 at += 1
@@ -250,7 +265,8 @@ class ConceptReader:
                     said.append(Said(family, text[start:end].strip(), chosen, (start, end)))
         if may_say and self._across and len(whole) > 1:
             said += self._across_sentences(text, whole, {s.family.name for s in said})
-        return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused), declined)
+        pitched = bool(said) or any(pitch in c for c in per_sentence)
+        return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused), declined, pitched)
 
     def _families_said(self, said_any: frozenset[str], said_free: frozenset[str]) -> tuple[Family, ...]:
         """The families (in the file's order) one of whose combinations a sentence says:

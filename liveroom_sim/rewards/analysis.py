@@ -74,8 +74,8 @@ def analyze(ctx) -> Analysis:
         # ("<@小熊要减肥> 每日坚果现在117.90元" to a viewer answered before); any other
         # "@name" is read as said (a policy could hide a claim in one).
         asker = q.asker if q is not None else None
-        heard = _blanked(norm, [m.span() for i, m in enumerate(found)
-                                if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()])
+        kept = [m.span() for i, m in enumerate(found) if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()]
+        heard = bare if len(kept) == len(found) else _blanked(norm, kept)  # (most often the one mention, the asker's)
     reading = read(market.catalog, bare)
     products = tuple(dict.fromkeys([pid for _, _, pid in reading.mentions])) if reading.mentions else ()
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,

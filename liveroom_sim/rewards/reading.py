@@ -274,8 +274,13 @@ def _plainly(pattern: re.Pattern, text: str, book: Rulebook) -> bool:
         return False
     if not book.negation:
         return True
-    neg = re.compile(rf"(?:{book.negation})[^,.!?;\n。！？；]{{0,12}}?(?:{pattern.pattern})")
-    return len(pattern.findall(text)) > len(neg.findall(text))
+    return len(pattern.findall(text)) > len(_negated_form(book.negation, pattern.pattern).findall(text))
+
+
+@lru_cache(maxsize=512)
+def _negated_form(negation: str, form: str) -> re.Pattern:
+    """A bait's phrase (``form``) said shortly after a negation word, in its clause."""
+    return re.compile(rf"(?:{negation})[^,.!?;\n。！？；]{{0,12}}?(?:{form})")
 
 
 @lru_cache(maxsize=512)

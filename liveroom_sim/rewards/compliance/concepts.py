@@ -157,7 +157,7 @@ class ConceptReader:
         self._said_memo: dict[tuple[frozenset[str], frozenset[str]], tuple[Family, ...]] = {}
         self._may_memo: dict[frozenset[str], bool] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
-        self.exceptions = tuple((e.sequence, e.refuses) for e in concepts.exceptions)
+        self.exceptions = tuple((e.sequence, e.refuses, frozenset(e.sequence)) for e in concepts.exceptions)
         # A run's later words in Latin letters, by word: a unit written onto a number
         # ("最大65w") is no whole word to the scanner, so a run reads it there itself.
         later = {c for e in concepts.exceptions for c in e.sequence[1:]}
@@ -167,7 +167,7 @@ class ConceptReader:
         # whether one is said in a sentence).
         self._pitch_spans = concepts.pitch is not None and any(
             concepts.pitch in n and _SENTENCE.search(w) for w, n in zip(self.literals, self.names))
-        self._declines = concepts.declines
+        self._declines = tuple((run, frozenset(run)) for run in concepts.declines)
         self._declines_start = frozenset(run[0] for run in concepts.declines)
         # Concepts read for ``declines`` only: no other reading sees them (they take no
         # negation away, say no family and no bait's echo).
@@ -211,7 +211,7 @@ class ConceptReader:
         if not hits:
             return ConceptReading(text, (), (), ())
         names = {h[2] for h in hits}
-        declined = not names.isdisjoint(self._declines_start) and self._declined(text, hits)
+        declined = not names.isdisjoint(self._declines_start) and self._declined(text, hits, names)
         if not names.isdisjoint(self._declines_only):
             hits = [h for h in hits if h[2] not in self._declines_only]
             names -= self._declines_only
@@ -302,12 +302,16 @@ class ConceptReader:
             self._may_memo[names] = kept
         return kept
 
-    def _declined(self, text: str, hits) -> bool:
+    def _declined(self, text: str, hits, names) -> bool:
         """Whether one clause says the concepts of a ``declines`` run in order ("i can't
-        ... compare", "stick to ... the facts"); ``hits`` in order of start."""
+        ... compare", "stick to ... the facts"); ``hits`` in order of start, ``names``
+        their concepts (a run some of whose concepts the text does not say is not tried)."""
+        runs = [run for run, concepts in self._declines if concepts <= names]
+        if not runs:
+            return False
         clauses = Spans(spans_between(self._clause, text))
         where = by_concept(hits)
-        for run in self._declines:
+        for run in runs:
             for s, e in where.get(run[0], ()):
                 end = clauses.at(s, (s, e))[1]
                 at = e
@@ -391,8 +395,8 @@ class ConceptReader:
                 if in_sentence > in_quote:
                     blanks.append(m.span())
         where = None
-        for sequence, refuses in self.exceptions:
-            if not set(sequence) <= names:
+        for sequence, refuses, needed in self.exceptions:
+            if not needed <= names:
                 continue
             for s, e, name in hits:
                 if name != sequence[0]:
@@ -534,11 +538,24 @@ def _combination(family: Family, pool) -> tuple | None:
         options = [by_name.get(c) for c in combo]
         if not all(options):
             continue
-        for chosen in itertools.islice(itertools.product(*options), 64):
-            spans = sorted((h[0], h[1]) for h in chosen)
-            if all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)):
+        if all(len(o) == 1 for o in options):  # (most often each concept is said once)
+            tries = (tuple([o[0] for o in options]),)
+        else:
+            tries = itertools.islice(itertools.product(*options), 64)
+        for chosen in tries:
+            if _apart(chosen):
                 return tuple(chosen)
     return None
+
+
+def _apart(hits) -> bool:
+    """Whether no two of ``hits`` overlap."""
+    end = -1
+    for s, e, _ in sorted(hits):
+        if s < end:
+            return False
+        end = e
+    return True
 
 
 @lru_cache(maxsize=32)

@@ -73,6 +73,10 @@ class RewardModel:
         self._functions = tuple((n, _FUNCTIONS[n] if self.weights[n] != 0 else None)
                                 for n in self.components)
         self._weighted = tuple((n, self.weights[n]) for n in self.components)
+        # The compliance gate, resolved once: its threshold (None when it is off), the gated
+        # component's weight, and the most a gated turn may earn.
+        gate_weight = self.weights[_GATE]
+        self._gate = (config.compliance_gate if gate_weight > 0 else None, gate_weight, -config.severe_penalty)
 
     def score(self, ctx: TurnContext) -> RewardBreakdown:
         """Score one turn. Pure: the same context gives the same breakdown."""
@@ -101,10 +105,10 @@ class RewardModel:
         total = 0
         for n, w in self._weighted:
             total += w * scores[n].value
-        gate = self.config.compliance_gate
-        gated = gate is not None and self.weights[_GATE] > 0 and scores[_GATE].value <= gate
+        gate, weight, floor = self._gate
+        gated = gate is not None and scores[_GATE].value <= gate
         if gated:
-            total = min(total, self.weights[_GATE] * scores[_GATE].value, -self.config.severe_penalty)
+            total = min(total, weight * scores[_GATE].value, floor)
         return round(total, 6), gated
 
     def settle(self, breakdown: RewardBreakdown, expired: int, left_unanswered: int) -> RewardBreakdown:

@@ -23,17 +23,18 @@ def money_truth(pid: str, kind: str, market: Market) -> set[float]:
     ``benchmarks/bench_rewards.py``.)"""
     p = market.catalog.by_id[pid]
     price = market.price(pid)
-    coupons = market.coupons_for(pid)
+    # (the coupons only for the two kinds that read them: most amounts are a price)
     if kind == K.LIST_PRICE:
         truth = {p.list_price}
     elif kind == K.SHIPPING_FEE:
         truth = {p.shipping.fee}
     elif kind == K.COUPON_VALUE:
+        coupons = market.coupons_for(pid)
         truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
         if p.list_price > price:  # "save $10": also the saving against the list price (as in discounts)
             truth.add(round(p.list_price - price, 2))
     elif kind == K.PRICE_AFTER_COUPON:
-        truth = {round(apply_coupon(c, price), 2) for c in coupons} | {market.price_after_coupons(pid)}
+        truth = {round(apply_coupon(c, price), 2) for c in market.coupons_for(pid)} | {market.price_after_coupons(pid)}
     else:
         truth = {price}
     return truth

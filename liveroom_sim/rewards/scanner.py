@@ -56,8 +56,11 @@ class Literals:
         """
         if self._longest is None:
             return []
+        found = self._longest.find_matches_as_indexes(text)
+        if not found:
+            return found  # (a new empty list: most texts hold no cue word, name...)
         values = self.values
-        return [(s, e, values[i]) for i, s, e in self._longest.find_matches_as_indexes(text)]
+        return [(s, e, values[i]) for i, s, e in found]
 
     def present(self, text: str) -> set[object]:
         """The values of every literal that occurs in ``text`` anywhere (``w in text``).

@@ -71,10 +71,11 @@ class ReplyLayout:
         return self._starts
 
     def clause(self, pos: int) -> tuple[int, int]:
-        starts = self.starts
-        i = bisect.bisect_right(starts, pos) - 1
-        end = starts[i + 1] if i + 1 < len(starts) else len(self.norm)
-        return starts[i], end
+        starts = self._starts  # (:attr:`starts`, without a property call: asked once per number)
+        if starts is None:
+            starts = self._starts = clause_starts(self.norm)
+        i = bisect.bisect_right(starts, pos)
+        return starts[i - 1], starts[i] if i < len(starts) else len(self.norm)
 
     def product_at(self, pos: int, fallback: str | None, clause: tuple[int, int] | None = None) -> str | None:
         """The product a statement at ``pos`` is about (see the module docstring);
@@ -124,10 +125,15 @@ def check_claims(reply: str, reading: ReplyLayout, market: Market, asked: str | 
         lookups: ``(canonical tool, argument)`` pairs looked up this exchange, or ``None``.
     """
     norm = reading.norm
+    about_order = order is not None  # (or the reply may name one: most replies are about no order)
+    if not about_order:
+        for head in reading.index.order_heads:
+            if head in norm:
+                about_order = True
+                break
     # An order the reply names is read as the one its numbers may be about, asked or not
     # (a merged request asks about a product first and an order after it).
-    order_of = orders_at(norm, market.catalog, order) \
-        if order is not None or any(h in norm for h in reading.index.order_heads) else None
+    order_of = orders_at(norm, market.catalog, order) if about_order else None
     fallback = asked or market.featured
     # A reply is read up to MAX_CLAIMS statements: a longer one is over every length limit.
     found: list[Quantity] = []
@@ -148,7 +154,7 @@ def check_claims(reply: str, reading: ReplyLayout, market: Market, asked: str | 
             claims.append(c)
     claims += _code_claims(reply, reading, market, fallback)
     claims += term_claims(reading, market, fallback, words)
-    if order is not None or any(h in norm for h in reading.index.order_heads):  # (most replies are about no order)
+    if about_order:
         claims += [Claim(K.ORDER_STATUS, w, _verdict(ok), oid, stage=("not " if denied else "") + stage, states=states)
                    for oid, stage, denied, w, ok, states in order_claims(norm, market.catalog, order, reading.named_over,
                                                                          MAX_CLAIMS)]
@@ -229,17 +235,18 @@ def _money_claim(at: Around) -> Claim:
     """An amount of money: the price before a change ("was $24.99"), else the attribute
     the words after or before it name (list price, shipping, a coupon's value, a price
     after a coupon), else the price; true to the cent in the catalog's currency."""
-    v, pid, said, market = at.q.value, at.pid, at.said, at.market
+    v, pid, said, market, before = at.q.value, at.pid, at.said, at.market, at.before
     words = reading_words().amounts
-    if at.before.rstrip().endswith(words.past):
+    if before.rstrip().endswith(words.past):
         # "was $24.99", 之前129元: the price before a change, true if it was one.
         was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
         return Claim(K.OLD_PRICE, said, _verdict(near(v, was, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
     tail = at.after.lstrip()
+    # (one test of all the words after first: an amount is rarely followed by any)
     kind = (K.COUPON_VALUE if tail.startswith(words.coupon_after) else K.SHIPPING_FEE if tail.startswith(words.shipping_after)
             else K.PRICE_AFTER_COUPON if tail.startswith(words.after_coupon)
-            else K.LIST_PRICE if tail.startswith(words.list_after) else None) \
-        or money_cue_before(at.before, at.q.span[0], at.r.norm, at.r.mentions) or K.PRICE
+            else K.LIST_PRICE if tail.startswith(words.list_after) else None) if tail.startswith(_words_after()) else None
+    kind = kind or money_cue_before(before, at.q.span[0], at.r.norm, at.r.mentions) or K.PRICE
     currency = at.q.currency
     if currency and currency != market.catalog.currency:
         return Claim(kind, said, V.WRONG_CURRENCY, pid, v, Dim.MONEY)
@@ -260,6 +267,13 @@ def _money_claim(at: Around) -> Claim:
                 return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
     verdict = V.OUTDATED if near(v, market.old_prices[pid], MONEY_TOLERANCE) else V.INVENTED
     return Claim(kind, said, verdict, pid, v, Dim.MONEY)
+
+
+@cache
+def _words_after() -> tuple[str, ...]:
+    """Every word after an amount that names its attribute (see :func:`_money_claim`)."""
+    w = reading_words().amounts
+    return (*w.coupon_after, *w.shipping_after, *w.after_coupon, *w.list_after)
 
 
 def _of_one(at: Around) -> bool:
@@ -468,8 +482,11 @@ _RANK_BEFORE = re.compile(r"(?:#|第|(?<![a-z])(?:n ?o ?\.|t ?o ?p|number)) ?$")
 
 def _code_claims(reply: str, r: ReplyLayout, market: Market, fallback: str) -> list[Claim]:
     claims = []
+    found = code_tokens(reply)
+    if not found:
+        return claims  # (most replies hold no upper-case token)
     tokens = r.index.tokens
-    for code in dict.fromkeys(code_tokens(reply)):
+    for code in dict.fromkeys(found):
         if code in tokens or not any(ch.isdigit() for ch in code) and code not in market.coupons \
                 and code not in market.expired_codes or (_RANK.fullmatch(code) or _AMOUNT_CODE.fullmatch(code)) \
                 and code not in market.coupons:

@@ -291,12 +291,13 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     few never parses the rest of a long reply."""
     r = _reader()
     units = _UNIT_WORDS.find_matches_as_indexes(text)  # (for numbers in words, read last)
-    if not r.may_hold_number.search(text):
+    first = r.may_hold_number.search(text)
+    if first is None:
         if units:
             yield from _word_quantities(r, text, units)
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
-    for m in _quantity_matches(r, text) if _MAY_CLAIM.search(text) else ():
+    for m in _quantity_matches(r, text, first.start()) if _MAY_CLAIM.search(text) else ():
         if m.start() < read_to:
             continue  # the cents of the amount before, or a range's second number, already read
         parsed = _parsed(*m.groups())
@@ -320,7 +321,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         elif dim is None:
             yield _bare(r, text, m, value)
             continue
-        yield Quantity(dim, value, span, currency)
+        yield _tuple_new(Quantity, (dim, value, span, currency, False))  # (Quantity(...) without its Python __new__)
     if r.half_price is not None:
         for w in r.words.half_price:  # (a substring test is cheaper than the pattern's search)
             if w in text:
@@ -337,21 +338,29 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         yield from _word_quantities(r, text, units)
 
 
-def _quantity_matches(r: _Reader, text: str) -> Iterator[re.Match]:
+def _quantity_matches(r: _Reader, text: str, first: int) -> Iterator[re.Match]:
     """``r.quantity.finditer(text)``, faster: the pattern starts with a look-behind and
     optional parts, so its engine tries it at every position of the text; here each
     search starts at most ``r.lead`` characters before the next digit or numeral (a match
     holds a number, after at most that many characters of sign and spaces, so none starts
     earlier), skipping the text between numbers. Each search still ends at the next match,
-    or the text's end: the searches cover the text once (linear in its length)."""
+    or the text's end: the searches cover the text once (linear in its length).
+    ``first``: a position at or before the text's first digit or numeral."""
     quantity, number_start, lead = r.quantity, r.number_start, r.lead
-    pos = 0
-    while (d := number_start.search(text, pos)) is not None:
-        m = quantity.search(text, max(pos, d.start() - lead))
+    pos, at = 0, first
+    while True:
+        m = quantity.search(text, max(pos, at - lead))
         if m is None:
             return
         yield m
         pos = m.end()  # (a match is never empty: it holds a number)
+        d = number_start.search(text, pos)
+        if d is None:
+            return
+        at = d.start()
+
+
+_tuple_new = tuple.__new__
 
 
 def _bare(r: _Reader, text: str, m: re.Match, value: float) -> Quantity:
@@ -557,4 +566,4 @@ def mention_pattern(mention_format: str) -> re.Pattern[str]:
 
 def mentions(text: str, mention_format: str = "@{name}") -> tuple[str, ...]:
     """The viewer names addressed in ``text`` under the mention format."""
-    return tuple(m.group(1) for m in mention_pattern(mention_format).finditer(text))
+    return tuple(mention_pattern(mention_format).findall(text))  # (its one group: the name)

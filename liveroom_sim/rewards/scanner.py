@@ -68,8 +68,9 @@ class Literals:
         >>> sorted(Literals([("最好", "a"), ("好用", "b"), ("用", "c"), ("x", "d")]).present("最好用"))
         ['a', 'b', 'c']
         """
-        out = set() if self._all is None else {self.values[i] for i, _, _ in
-                                                self._all.find_matches_as_indexes(text, overlapping=True)}
+        found = None if self._all is None else self._all.find_matches_as_indexes(text, overlapping=True)
+        values = self.values
+        out = {values[i] for i, _, _ in found} if found else set()  # (most texts hold none)
         if self.everywhere is not None:
             out.add(self.everywhere)
         return out
@@ -85,8 +86,11 @@ class Literals:
         out = set() if self.everywhere is None else {self.everywhere}
         if self._all is None:
             return out
+        found = self._all.find_matches_as_indexes(text, overlapping=True)
+        if not found:
+            return out
         values, words, n = self.values, self.words, len(text)
-        for i, s, e in self._all.find_matches_as_indexes(text, overlapping=True):
+        for i, s, e in found:
             v = values[i]
             if v in out:
                 continue

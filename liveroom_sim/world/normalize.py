@@ -7,8 +7,9 @@ digits (Cyrillic "а", Greek "ο") become those letters, from Unicode's confusab
 shipped by the ``confusable_homoglyphs`` package; traditional Chinese characters become
 simplified ones, from the character table of ``zhconv`` (MediaWiki's conversion data).
 
-All of it is one ``str.translate`` after NFKC, so folding is linear in the text and
-ASCII text (most English replies) skips it entirely.
+All of it is one ``str.translate`` after NFKC, so folding is linear in the text; ASCII
+text (most English replies) skips it entirely, and other text holding no character the
+table changes (most Chinese replies) skips the translation after one search.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
+from ahocorasick_rs import AhoCorasick
+
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern
 from liveroom_sim.rewards.scanner import Literals
@@ -17,15 +19,15 @@ from liveroom_sim.world.text import normalize, normalize_phrase
 
 #: An upper-case token that may be a coupon code (GLOW15, MAN200).
 CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
-_CODE_START = re.compile(r"[A-Z][A-Z0-9]{3,15}(?![A-Za-z0-9])")
-_CODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+# (CODE_TOKEN with its look-behind after the first capital: see code_tokens)
+_CODE_FROM_CAPITAL = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z0-9]{3,15}(?![A-Za-z0-9])")
 
 
 def code_tokens(text: str) -> list[str]:
     """``CODE_TOKEN.findall(text)``, faster: a pattern that starts with a character class
-    lets the engine skip to capitals, and the left boundary is checked by hand (a match
-    that fails it is inside a longer token, where CODE_TOKEN finds nothing either)."""
-    return [m.group(0) for m in _CODE_START.finditer(text) if not (m.start() and text[m.start() - 1] in _CODE_CHARS)]
+    lets the engine skip to capitals, and looks behind only after one (the same matches),
+    so findall lists them with no match object per token."""
+    return _CODE_FROM_CAPITAL.findall(text)
 
 
 #: The fixed phrases of the term claims (phrasebook ``fact_words`` keys).
@@ -74,7 +76,8 @@ class CatalogIndex:
         self.allergen_words = _word_pattern(vocab)
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
         # (per index: the phrasebooks' ``fact_words`` it has been asked about; one or two)
-        self._terms: PerObject[dict, Literals] = PerObject(self._term_literals, size=8)
+        self._terms: PerObject[dict, tuple[Literals, AhoCorasick | None]] = PerObject(self._term_literals, size=8)
+        self._last_terms: tuple[dict, tuple[Literals, AhoCorasick | None]] | None = None  # (see term_tags)
         #: The first three characters of every order id (a reply holding none names no order).
         self.order_heads = tuple(sorted({o.id.lower()[:3] for o in catalog.orders}))
 
@@ -93,9 +96,25 @@ class CatalogIndex:
         of whose phrases the text holds has no occurrence), and ``VOCAB`` for an allergen
         or ingredient (a text holding none names none). Built once per ``words`` dict (a
         phrasebook's, which lives as long as its spec)."""
-        return self._terms(words)
+        return self._terms(words)[0]
 
-    def _term_literals(self, words: dict[str, tuple[str, ...]]) -> Literals:
+    def term_tags(self, words: dict[str, tuple[str, ...]], norm: str) -> set[str]:
+        """The tags of the :meth:`terms` literals in normalised text (the union of their
+        values ``present``), or an empty set when the text holds no literal tagged
+        ``PHRASE`` or ``VOCAB``: it then states no fact phrase and names no allergen or
+        ingredient, whatever else it holds, and most replies hold none (one search for
+        any of those literals answers it: no set of every literal found is built)."""
+        last = self._last_terms  # (one dict, the room's phrasebook's, asked about reply after reply)
+        if last is not None and last[0] is words:
+            literals, gate = last[1]
+        else:
+            literals, gate = pair = self._terms(words)
+            self._last_terms = (words, pair)  # (one assignment: a thread never sees half of it)
+        if gate is None or not gate.find_matches_as_indexes(norm):
+            return set()
+        return set().union(*literals.present(norm))
+
+    def _term_literals(self, words: dict[str, tuple[str, ...]]) -> tuple[Literals, AhoCorasick | None]:
         tags: dict[str, set[str]] = {}
         for key in TERM_KEYS:
             for w in words.get(key, ()):
@@ -107,7 +126,8 @@ class CatalogIndex:
         for v in set().union(*self.allergens.values(), *self.ingredients.values(), common_allergens()):
             if v:
                 tags.setdefault(v, set()).add(VOCAB)
-        return Literals((w, frozenset(t)) for w, t in tags.items())
+        gate = [w for w, t in tags.items() if PHRASE in t or VOCAB in t]  # (see term_tags)
+        return Literals((w, frozenset(t)) for w, t in tags.items()), AhoCorasick(gate) if gate else None
 
     @cached_property
     def brands(self) -> tuple[re.Pattern | None, dict[str, str], re.Pattern]:

@@ -27,15 +27,17 @@ from functools import lru_cache
 
 CJK = "\u3400-\u9fff\uf900-\ufaff"
 _SEP = r"[\s.\-_*·•/|~+'\"^=]"
-# Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t.
-_SPACED = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
+# Three or more single letters joined by separators: b.e.s.t, c u r e, b-e-s-t. (Each
+# pattern here that looks behind starts with a character it matches and looks behind it
+# after, so the engine skips ahead to that character instead of trying every position.)
+_SPACED = re.compile(rf"[a-z](?<![a-z0-9][a-z])(?:{_SEP}{{1,3}}[a-z](?![a-z0-9])){{2,}}")
 _RUN_SEP = re.compile(rf"{_SEP}{{1,3}}")
 _NOT_LETTER = re.compile(r"[^a-z]")
 _ANY_LATIN = re.compile(r"[a-z]")
-_HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
+_HYPHEN = re.compile(r"-(?<=[a-z]-)(?=[a-z])")
 # Separators between two Chinese characters (最.好 is 最好), removed in one C-level
 # substitution (a callback checking the character before each separator cost more).
-_CJK_SEP_BETWEEN = re.compile(rf"(?<=[{CJK}]){_SEP}{{1,3}}(?=[{CJK}])")
+_CJK_SEP_BETWEEN = re.compile(rf"{_SEP}(?<=[{CJK}]{_SEP}){_SEP}{{0,2}}(?=[{CJK}])")
 # These patterns start with what they match, not with a look behind, so the regex
 # engine skips ahead to it; the boundary before a match is checked in the callback.
 _NUMBER_ONE = re.compile(r"(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
@@ -47,7 +49,7 @@ _INTENSIFIED = re.compile(r"\b(very|really|truly|so|super)(?:[\s,]+\1\b)+|(最)�
 _INTENSIFIERS = ("very", "really", "truly", "so so", "so, so", "super")
 _MAY_INTENSIFY = re.compile("最最|" + "|".join(_INTENSIFIERS))  # any of them, in one search
 _THE_INTENSIFIED = re.compile(r"\bthe (?:absolute|absolutely|ultimate|truly|real|very very) best\b")
-_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s\b")
+_POSSESSIVE = re.compile(r"['’](?<=[a-z]['’])s\b")
 
 
 def fold(norm: str) -> str:

@@ -56,8 +56,11 @@ class Literals:
         """
         if self._longest is None:
             return []
+        found = self._longest.find_matches_as_indexes(text)
+        if not found:
+            return found  # (a new empty list: most texts hold no cue word, name...)
         values = self.values
-        return [(s, e, values[i]) for i, s, e in self._longest.find_matches_as_indexes(text)]
+        return [(s, e, values[i]) for i, s, e in found]
 
     def present(self, text: str) -> set[object]:
         """The values of every literal that occurs in ``text`` anywhere (``w in text``).
@@ -65,8 +68,9 @@ class Literals:
         >>> sorted(Literals([("最好", "a"), ("好用", "b"), ("用", "c"), ("x", "d")]).present("最好用"))
         ['a', 'b', 'c']
         """
-        out = set() if self._all is None else {self.values[i] for i, _, _ in
-                                                self._all.find_matches_as_indexes(text, overlapping=True)}
+        found = None if self._all is None else self._all.find_matches_as_indexes(text, overlapping=True)
+        values = self.values
+        out = {values[i] for i, _, _ in found} if found else set()  # (most texts hold none)
         if self.everywhere is not None:
             out.add(self.everywhere)
         return out
@@ -82,8 +86,11 @@ class Literals:
         out = set() if self.everywhere is None else {self.everywhere}
         if self._all is None:
             return out
+        found = self._all.find_matches_as_indexes(text, overlapping=True)
+        if not found:
+            return out
         values, words, n = self.values, self.words, len(text)
-        for i, s, e in self._all.find_matches_as_indexes(text, overlapping=True):
+        for i, s, e in found:
             v = values[i]
             if v in out:
                 continue

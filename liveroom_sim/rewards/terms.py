@@ -46,9 +46,9 @@ def _contains() -> re.Pattern:
 def term_claims(r, market: Market, fallback: str, words) -> list[Claim]:
     norm, claims = r.norm, []
     index = r.index
-    # One scan tells which passes below can find anything (see CatalogIndex.terms):
-    # most replies state no such fact.
-    found = set().union(*index.terms(words).present(norm))
+    # One scan tells which passes below can find anything (see CatalogIndex.terms and
+    # term_tags): most replies state no such fact.
+    found = index.term_tags(words, norm)
     if PHRASE not in found and VOCAB not in found:
         return claims
     taken: set[int] = set()  # positions already read as part of a claim

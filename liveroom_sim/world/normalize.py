@@ -7,13 +7,15 @@ digits (Cyrillic "а", Greek "ο") become those letters, from Unicode's confusab
 shipped by the ``confusable_homoglyphs`` package; traditional Chinese characters become
 simplified ones, from the character table of ``zhconv`` (MediaWiki's conversion data).
 
-All of it is one ``str.translate`` after NFKC, so folding is linear in the text and
-ASCII text (most English replies) skips it entirely.
+All of it is one ``str.translate`` after NFKC, so folding is linear in the text; ASCII
+text (most English replies) skips it entirely, and other text holding no character the
+table changes (most Chinese replies) skips the translation after one search.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from functools import lru_cache
 from importlib import resources
@@ -32,7 +34,10 @@ def fold_chars(text: str) -> str:
     """
     if text.isascii():
         return text.translate(_ascii_controls()) if not text.isprintable() else text
-    return unicodedata.normalize("NFKC", text).translate(_table())
+    text = unicodedata.normalize("NFKC", text)
+    # (translating looks every character up in a dict; one search tells most texts, of
+    # characters the table leaves alone, from the few the table changes)
+    return text.translate(_table()) if _may_fold().search(text) else text
 
 
 @lru_cache(maxsize=1)
@@ -52,6 +57,22 @@ def _table() -> dict[int, str | None]:
     table.update(_simplified())
     table.update({ord(k): v for k, v in _PUNCTUATION.items()})
     return table
+
+
+@lru_cache(maxsize=1)
+def _may_fold() -> re.Pattern[str]:
+    """A character the table maps, or any character beyond the Basic Multilingual Plane:
+    one character class of the table's keys, for a search (a class of characters up to
+    U+FFFF is a bitmap the engine tests in one step; the keys beyond it, hundreds of
+    ranges, are tested one by one, for every character: they are all taken)."""
+    ranges: list[list[int]] = []
+    for cp in sorted(k for k in _table() if k <= 0xFFFF):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    ranges.append([0x10000, 0x10FFFF])
+    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
 
 
 def _confusables() -> dict[int, str]:

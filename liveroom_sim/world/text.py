@@ -85,6 +85,8 @@ class _Reader(NamedTuple):
     words: Numbers
     numeral: str  # the characters of a Chinese-style numeral, for a character class
     quantity: re.Pattern[str]
+    number_start: re.Pattern[str]  # the first character of a quantity's number
+    lead: int  # at most how far a quantity's match starts before its number (its sign, spaces)
     may_hold_number: re.Pattern[str]
     half_price: re.Pattern[str] | None
     spelled_percent: re.Pattern[str]
@@ -165,8 +167,10 @@ def _build(n: Numbers) -> _Reader:
     units.update({u: ("size", 1.0) for u in n.size})
     half = _alternation(n.half_price)
     digits = "".join(n.digits)
+    # (a sign of one character; a sign word and the space it may take; then the space before the number)
+    lead = max([1 if signs else 0, *(len(w) + (1 if w[-1].isalpha() else 0) for w in sign_words)]) + 1
     return _Reader(
-        words=n, numeral=numeral, quantity=quantity,
+        words=n, numeral=numeral, quantity=quantity, number_start=re.compile(rf"[\d{numeral}]"), lead=lead,
         may_hold_number=re.compile(rf"[\d{numeral}]" + (f"|{half}" if half else "")),
         half_price=re.compile(half) if half else None,
         spelled_percent=re.compile(rf"百分之(\d+(?:\.\d+)?|[{numeral}]+{decimals})|百分百"),
@@ -287,12 +291,13 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
     few never parses the rest of a long reply."""
     r = _reader()
     units = _UNIT_WORDS.find_matches_as_indexes(text)  # (for numbers in words, read last)
-    if not r.may_hold_number.search(text):
+    first = r.may_hold_number.search(text)
+    if first is None:
         if units:
             yield from _word_quantities(r, text, units)
         return
     read_to = 0  # the end of the small change read with the last amount ("24 dollars 99")
-    for m in r.quantity.finditer(text) if _MAY_CLAIM.search(text) else ():
+    for m in _quantity_matches(r, text, first.start()) if _MAY_CLAIM.search(text) else ():
         if m.start() < read_to:
             continue  # the cents of the amount before, or a range's second number, already read
         parsed = _parsed(*m.groups())
@@ -316,10 +321,13 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         elif dim is None:
             yield _bare(r, text, m, value)
             continue
-        yield Quantity(dim, value, span, currency)
-    if r.half_price is not None and any(w in text for w in r.words.half_price):  # (a substring test is cheaper)
-        for m in r.half_price.finditer(text):  # (五折 / 5折 are read as numbers)
-            yield Quantity("percent_off", 50.0, m.span())
+        yield _tuple_new(Quantity, (dim, value, span, currency, False))  # (Quantity(...) without its Python __new__)
+    if r.half_price is not None:
+        for w in r.words.half_price:  # (a substring test is cheaper than the pattern's search)
+            if w in text:
+                for m in r.half_price.finditer(text):  # (五折 / 5折 are read as numbers)
+                    yield Quantity("percent_off", 50.0, m.span())
+                break
     # Percentages written with the unit first: 百分之二十, 百分百 ("one hundred percent" is in words).
     if "百分" in text:
         for m in r.spelled_percent.finditer(text):
@@ -328,6 +336,31 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
                 yield Quantity("percent_off", value, m.span())
     if units:
         yield from _word_quantities(r, text, units)
+
+
+def _quantity_matches(r: _Reader, text: str, first: int) -> Iterator[re.Match]:
+    """``r.quantity.finditer(text)``, faster: the pattern starts with a look-behind and
+    optional parts, so its engine tries it at every position of the text; here each
+    search starts at most ``r.lead`` characters before the next digit or numeral (a match
+    holds a number, after at most that many characters of sign and spaces, so none starts
+    earlier), skipping the text between numbers. Each search still ends at the next match,
+    or the text's end: the searches cover the text once (linear in its length).
+    ``first``: a position at or before the text's first digit or numeral."""
+    quantity, number_start, lead = r.quantity, r.number_start, r.lead
+    pos, at = 0, first
+    while True:
+        m = quantity.search(text, max(pos, at - lead))
+        if m is None:
+            return
+        yield m
+        pos = m.end()  # (a match is never empty: it holds a number)
+        d = number_start.search(text, pos)
+        if d is None:
+            return
+        at = d.start()
+
+
+_tuple_new = tuple.__new__
 
 
 def _bare(r: _Reader, text: str, m: re.Match, value: float) -> Quantity:
@@ -533,4 +566,4 @@ def mention_pattern(mention_format: str) -> re.Pattern[str]:
 
 def mentions(text: str, mention_format: str = "@{name}") -> tuple[str, ...]:
     """The viewer names addressed in ``text`` under the mention format."""
-    return tuple(m.group(1) for m in mention_pattern(mention_format).finditer(text))
+    return tuple(mention_pattern(mention_format).findall(text))  # (its one group: the name)

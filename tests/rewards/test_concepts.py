@@ -197,3 +197,27 @@ def test_a_set_phrase_holding_a_negation_takes_nothing_back(lang, phrase, claim)
 def test_a_negation_reaches_its_clause_only(lang, text):
     # (the clause after a comma or a turn is said: the negation ends with its clause)
     assert _said(lang, text)
+
+
+#: Pieces a reply is made of for the reading without sentences: pitch words, negations,
+#: refusals, declines, sentence and clause marks, and each family's words.
+_PIECES = {lang: sorted({w for c in ("pitch", "negation", "negation_after", "refused_before", "refused_after", "turn")
+                         if c in load_concepts(lang).concepts for w in _vocabulary(lang, c)}
+                        | {w for f in load_concepts(lang).families for combo in f.when for c in combo
+                           for w in _vocabulary(lang, c)[:6]}
+                        | {". ", "? ", ", ", "! ", "。", "，", "？"})
+           for lang in ("en", "zh")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_reply_read_without_its_sentences_reads_the_same(lang, data):
+    # A reply to no bait is read without each sentence's concepts when no family can be
+    # said in it: the text, families, refusals, decline and pitch must be what the full
+    # reading gives (the rewards and the disclosures owed read them).
+    pieces = data.draw(st.lists(st.sampled_from(_PIECES[lang]), min_size=1, max_size=8))
+    text = fold(keep_quotes(normalize((" " if lang == "en" else "").join(pieces))))
+    reader, brands = concept_reader(lang), competitor_pattern(COMPETITORS[lang])
+    full, lean = reader.read(text, brands), reader.read(text, brands, sentences=False)
+    assert lean._replace(concepts=full.concepts) == full, text

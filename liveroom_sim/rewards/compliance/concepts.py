@@ -81,8 +81,9 @@ class Said(NamedTuple):
 class ConceptReading(NamedTuple):
     """A reply read by concept: ``text`` with the scoped exceptions blanked, the families
     said, per sentence the concepts said outside a negation (for a bait's echo; read when
-    asked for, or when the text may say a family), the refused clauses the reader found (a refusal placed after what it refuses), and whether
-    a clause declines what was asked (the concept file's ``declines``)."""
+    asked for, or when the text may say a family), the refused clauses the reader found
+    (a refusal placed after what it refuses), and whether a clause declines what was
+    asked (the concept file's ``declines``)."""
 
     text: str
     said: tuple[Said, ...]
@@ -232,7 +233,8 @@ class ConceptReader:
         pitch = self.set.pitch
         if not (sentences or may_say or (pitch in names and not names.isdisjoint(_NEGATIONS)) or self._pitch_spans):
             # (no negation: a pitch word left is said, in the sentence it is in)
-            return ConceptReading(text, (), (), tuple(refused), declined, pitch in names and any(h[2] == pitch for h in hits))
+            pitched = pitch in names and any(h[2] == pitch for h in hits)
+            return ConceptReading(text, (), (), tuple(refused), declined, pitched)
         negations = "negation" in names
         if negations:
             hits = _inner_negations_dropped(hits)

@@ -77,7 +77,6 @@ class CatalogIndex:
         self.ingredient_words = _word_pattern(set().union(*self.ingredients.values()))
         # (per index: the phrasebooks' ``fact_words`` it has been asked about; one or two)
         self._terms: PerObject[dict, tuple[Literals, AhoCorasick | None]] = PerObject(self._term_literals, size=8)
-        self._last_terms: tuple[dict, tuple[Literals, AhoCorasick | None]] | None = None  # (see term_tags)
         #: The first three characters of every order id (a reply holding none names no order).
         self.order_heads = tuple(sorted({o.id.lower()[:3] for o in catalog.orders}))
 
@@ -104,12 +103,7 @@ class CatalogIndex:
         ``PHRASE`` or ``VOCAB``: it then states no fact phrase and names no allergen or
         ingredient, whatever else it holds, and most replies hold none (one search for
         any of those literals answers it: no set of every literal found is built)."""
-        last = self._last_terms  # (one dict, the room's phrasebook's, asked about reply after reply)
-        if last is not None and last[0] is words:
-            literals, gate = last[1]
-        else:
-            literals, gate = pair = self._terms(words)
-            self._last_terms = (words, pair)  # (one assignment: a thread never sees half of it)
+        literals, gate = self._terms(words)
         if gate is None or not gate.find_matches_as_indexes(norm):
             return set()
         return set().union(*literals.present(norm))

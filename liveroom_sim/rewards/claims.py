@@ -64,7 +64,7 @@ class ReplyLayout:
 
     def __init__(self, norm: str, mentions: list[tuple[int, int, str]], index: "CatalogIndex"):
         self.norm, self.mentions, self.index = norm, mentions, index
-        self.ends = [e for _, e, _ in mentions] if mentions else []  # (no comprehension when none is named)
+        self.ends = [e for _, e, _ in mentions]
         self._starts: list[int] | None = None
 
     @property
@@ -74,9 +74,7 @@ class ReplyLayout:
         return self._starts
 
     def clause(self, pos: int) -> tuple[int, int]:
-        starts = self._starts  # (:attr:`starts`, without a property call: asked once per number)
-        if starts is None:
-            starts = self._starts = clause_starts(self.norm)
+        starts = self.starts
         i = bisect.bisect_right(starts, pos)
         return starts[i - 1], starts[i] if i < len(starts) else len(self.norm)
 
@@ -200,13 +198,9 @@ def _number_claim(q: Quantity, r: "ReplyLayout", market: Market, fallback: str, 
     s, e = q.span
     norm = r.norm
     clause = cs, ce = r.clause(s)
-    # (tuple.__new__: a named tuple's own __new__ is a Python function of its fields by name)
-    at = _tuple_new(Around, (q, r, market, r.product_at(s, fallback, clause), norm[s:e].strip(), norm[max(cs, s - 60):s],
-                             norm[e:min(ce, e + 16)], order_eta))
+    at = Around(q, r, market, r.product_at(s, fallback, clause), norm[s:e].strip(), norm[max(cs, s - 60):s],
+                norm[e:min(ce, e + 16)], order_eta)
     return _BY_DIM.get(q.dim, _size_claim)(at)
-
-
-_tuple_new = tuple.__new__
 
 
 def _bare_claim(at: Around) -> Claim | None:

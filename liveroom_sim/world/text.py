@@ -321,7 +321,7 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
         elif dim is None:
             yield _bare(r, text, m, value)
             continue
-        yield _tuple_new(Quantity, (dim, value, span, currency, False))  # (Quantity(...) without its Python __new__)
+        yield Quantity(dim, value, span, currency)
     if r.half_price is not None:
         for w in r.words.half_price:  # (a substring test is cheaper than the pattern's search)
             if w in text:
@@ -358,9 +358,6 @@ def _quantity_matches(r: _Reader, text: str, first: int) -> Iterator[re.Match]:
         if d is None:
             return
         at = d.start()
-
-
-_tuple_new = tuple.__new__
 
 
 def _bare(r: _Reader, text: str, m: re.Match, value: float) -> Quantity:

@@ -221,3 +221,10 @@ def test_a_reply_read_without_its_sentences_reads_the_same(lang, data):
     reader, brands = concept_reader(lang), competitor_pattern(COMPETITORS[lang])
     full, lean = reader.read(text, brands), reader.read(text, brands, sentences=False)
     assert lean._replace(concepts=full.concepts) == full, text
+
+
+@pytest.mark.parametrize("text,said", [
+    ("最高，天下", True),  # (天 of 天下 is no unit of a measure in another clause: found by the property test above)
+    ("支架最高升到160厘米", False), ("支架最高升到1.5米", False), ("最大1,000毫安", False)])
+def test_a_scoped_exception_does_not_cross_a_clause_mark(text, said):
+    assert ("绝对化用语" in _said("zh", text)) == said, _read("zh", text)

@@ -61,6 +61,9 @@ _NEGATIONS = ("negation", NEGATION_AFTER)
 _NUMBER = frozenset("0123456789")
 #: How far after a run's word the next is looked for (two characters and a number).
 _RUN_REACH = 24
+#: What ends a run's clause (a full stop or comma inside a number, 1.5 or 1,000, does not).
+_RUN_BREAK = re.compile(r"[,.!?;:\n。！？；，：]")
+_NUMBERS = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _NONE: frozenset[int] = frozenset()
 #: The most pairs of concept sets a reader keeps the families of (then it starts again).
 _MEMO_SIZE = 4096
@@ -422,13 +425,16 @@ class ConceptReader:
     def _run_next(self, text: str, where, at: int, concept: str) -> int | None:
         """Where the next word (of ``concept``) of a scoped exception's run ends, or ``None``:
         it starts at most two characters after ``at``, a number between them not counted
-        (最高升到160厘米), or it is a word in Latin letters written onto that number (最大65w).
+        (最高升到160厘米), and in the same clause (最高，天下 is no measure: no term spans a clause
+        mark), or it is a word in Latin letters written onto that number (最大65w).
         ``where``: :func:`~liveroom_sim.rewards.compliance.spans.by_concept` of the hits. (Only the first word of the concept from
         ``at`` on can be it: the characters between only grow.)"""
         word = first_from(where, concept, at)
         if word is not None:
             s, e = word
-            if s <= at + _RUN_REACH and sum(c not in _NUMBER for c in text[at:s]) <= 2:
+            between = text[at:s]
+            if s <= at + _RUN_REACH and sum(c not in _NUMBER for c in between) <= 2 \
+                    and _RUN_BREAK.search(_NUMBERS.sub("", between)) is None:
                 return e
         if not self._glued:
             return None

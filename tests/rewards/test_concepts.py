@@ -200,11 +200,13 @@ def test_a_negation_reaches_its_clause_only(lang, text):
 
 
 #: Pieces a reply is made of for the reading without sentences: pitch words, negations,
-#: refusals, declines, sentence and clause marks, and each family's words.
+#: refusals, declines, sentence and clause marks, and the words of each family, scoped
+#: exception and declining run (a competitor's among them).
 _PIECES = {lang: sorted({w for c in ("pitch", "negation", "negation_after", "refused_before", "refused_after", "turn")
                          if c in load_concepts(lang).concepts for w in _vocabulary(lang, c)}
-                        | {w for f in load_concepts(lang).families for combo in f.when for c in combo
-                           for w in _vocabulary(lang, c)[:6]}
+                        | {w for runs in ([c for f in load_concepts(lang).families for c in f.when],
+                                          [e.sequence for e in load_concepts(lang).exceptions], load_concepts(lang).declines)
+                           for run in runs for c in run for w in _vocabulary(lang, c)[:6]}
                         | {". ", "? ", ", ", "! ", "。", "，", "？"})
            for lang in ("en", "zh")}
 

@@ -55,6 +55,9 @@ _QUOTE = re.compile(r'"[^"\n]{1,80}"|(?<![a-z])\'[^\'\n]{1,60}\'(?![a-z])|「[^�
 NEGATION_AFTER = "negation_after"
 _READ_BY_NAME = frozenset((*READER_CONCEPTS[:-1], NEGATION_AFTER))
 _REFUSALS = ("refused_before", "refused_after")
+#: The concepts whose words start a scoped exception by themselves (reported speech, a
+#: refusal, a word about the rules beside a quote).
+_SCOPING = frozenset({"reported", *_REFUSALS, "rule_talk"})
 _NEGATIONS = ("negation", NEGATION_AFTER)
 #: What may stand between two words of a scoped exception's run besides two characters:
 #: a number ("最高升到160厘米": a superlative, a number and its unit are a measure).
@@ -65,6 +68,8 @@ _RUN_REACH = 24
 _RUN_BREAK = re.compile(r"[,.!?;:\n。！？；，：]")
 _NUMBERS = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _NONE: frozenset[int] = frozenset()
+_UNSET = object()
+_COMPETITOR = frozenset({"competitor"})
 #: The most pairs of concept sets a reader keeps the families of (then it starts again).
 _MEMO_SIZE = 4096
 #: Short English words never inflected when a phrase is expanded ("get rid of").
@@ -160,6 +165,7 @@ class ConceptReader:
         self._always = frozenset(i for i, (_, combos) in enumerate(self._combos) if any(not c for c in combos))
         self._said_memo: dict[tuple[frozenset[str], frozenset[str]], tuple[Family, ...]] = {}
         self._may_memo: dict[frozenset[str], bool] = {}
+        self._plain_memo: dict[frozenset[str], tuple[bool, bool] | None] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple((e.sequence, e.refuses, frozenset(e.sequence)) for e in concepts.exceptions)
         # A run's later words in Latin letters, by word: a unit written onto a number
@@ -179,26 +185,18 @@ class ConceptReader:
         used |= {c for e in concepts.exceptions for c in e.sequence} | set(READER_CONCEPTS)
         used |= {"turn", "refusing", concepts.pitch}
         self._declines_only = frozenset(c for run in concepts.declines for c in run) - used
-        self._exceptional = frozenset({"reported", "refused_before", "refused_after", "rule_talk",
+        self._exceptional = frozenset({*_SCOPING,
                                        *(e[0][0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
                  for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
         self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
                                                              for w in turns if w)]))
 
-    def hits(self, text: str, competitors=None) -> list[tuple[int, int, str]]:
+    def hits(self, text: str, competitors=None, words=None) -> list[tuple[int, int, str]]:
         """Every concept word of ``text`` (whole words in Latin script), as ``(start, end,
-        concept)``, ordered by start; ``competitors``: a catalog's brand names."""
-        out = []
-        n = len(text)
-        if self._ac is not None:
-            checks = self._literal_checks
-            for i, s, e in self._ac.find_matches_as_indexes(text, overlapping=True):
-                left, right, names = checks[i]
-                if (left and s and text[s - 1] in _ALNUM) or (right and e < n and text[e] in _ALNUM):
-                    continue
-                for name in names:
-                    out.append((s, e, name))
+        concept)``, ordered by start; ``competitors``: a catalog's brand names; ``words``:
+        :meth:`_words` of the text, when they are known."""
+        out = [(s, e, name) for s, e, names in (self._words(text) if words is None else words) for name in names]
         if competitors is not None:
             found = competitors.finditer(text)
             if found:
@@ -206,12 +204,32 @@ class ConceptReader:
         out.sort()
         return out
 
+    def _words(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+        """``(start, end, concepts)`` of each concept word of ``text``."""
+        if self._ac is None:
+            return []
+        checks, n = self._literal_checks, len(text)
+        out = []
+        for i, s, e in self._ac.find_matches_as_indexes(text, overlapping=True):
+            left, right, names = checks[i]
+            if (left and s and text[s - 1] in _ALNUM) or (right and e < n and text[e] in _ALNUM):
+                continue
+            out.append((s, e, names))
+        return out
+
     def read(self, text: str, competitors=None, sentences: bool = True) -> ConceptReading:
         """Read folded, spoken text (see the module docstring). ``sentences``: whether the
         concepts of each sentence are wanted (a bait's echo is read from them); without
         them, a text that holds none of the families' combinations is read no further
         than its scoped exceptions (most replies: their sentences would say nothing)."""
-        hits = self.hits(text, competitors)
+        words = self._words(text)
+        if not sentences:
+            plain = self._plain(frozenset().union(*[w[2] for w in words]))
+            # (nothing to read but whether a pitch word is said, unless a brand named would
+            # make a family, an exception or a declining run)
+            if plain is not None and not (plain[1] and competitors is not None and competitors.finditer(text)):
+                return ConceptReading(text, (), (), (), False, plain[0])
+        hits = self.hits(text, competitors, words)
         if not hits:
             return ConceptReading(text, (), (), ())
         names = {h[2] for h in hits}
@@ -234,29 +252,16 @@ class ConceptReader:
         if not names.isdisjoint(_REFUSALS):
             hits = _refusal_words_kept_whole(hits)
         pitch = self.set.pitch
-        if not (sentences or may_say or (pitch in names and not names.isdisjoint(_NEGATIONS)) or self._pitch_spans):
-            # (no negation: a pitch word left is said, in the sentence it is in)
-            pitched = pitch in names and any(h[2] == pitch for h in hits)
+        if not (sentences or may_say):  # (then only whether a pitch word is said is read)
+            if pitch not in names:
+                pitched = False
+            elif names.isdisjoint(_NEGATIONS) and not self._pitch_spans:
+                pitched = any(h[2] == pitch for h in hits)  # (in the sentence it is in, and no negation)
+            else:
+                pitched = any(h[2] == pitch for *_, free in self._sentence_hits(text, hits, names) for h in free)
             return ConceptReading(text, (), (), tuple(refused), declined, pitched)
-        negations = "negation" in names
-        if negations:
-            hits = _inner_negations_dropped(hits)
-        backward = NEGATION_AFTER in names
         said, per_sentence, whole = [], [], []
-        at, n = 0, len(hits)
-        for start, end in _sentences(text):
-            while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
-                at += 1
-            inside = []
-            while at < n and hits[at][0] < end:
-                if hits[at][1] <= end:
-                    inside.append(hits[at])
-                at += 1
-            if not inside:
-                continue
-            ends = sorted([h[1] for h in inside if h[2] == "negation"]) if negations else None
-            afters = [h[0] for h in inside if h[2] == NEGATION_AFTER] if backward else None
-            free = [h for h in inside if not self._negated(text, ends, h, afters)] if ends or afters else inside
+        for start, end, inside, free in self._sentence_hits(text, hits, names):
             whole.append((inside, free))
             said_free = frozenset([h[2] for h in free])
             per_sentence.append(said_free - _READ_BY_NAME)
@@ -272,6 +277,28 @@ class ConceptReader:
             said += self._across_sentences(text, whole, {s.family.name for s in said})
         pitched = bool(said) or any(pitch in c for c in per_sentence)
         return ConceptReading(text, tuple(said), tuple(per_sentence), tuple(refused), declined, pitched)
+
+    def _sentence_hits(self, text: str, hits, names):
+        """Per sentence that holds a concept word, ``(start, end, its hits, those said
+        outside a negation)``: ``hits`` in order of start, ``names`` their concepts."""
+        negations = "negation" in names
+        if negations:
+            hits = _inner_negations_dropped(hits)
+        backward = NEGATION_AFTER in names
+        at, n = 0, len(hits)
+        for start, end in _sentences(text):
+            while at < n and hits[at][0] < start:  # (hits are in order: one pass over them)
+                at += 1
+            inside = []
+            while at < n and hits[at][0] < end:
+                if hits[at][1] <= end:
+                    inside.append(hits[at])
+                at += 1
+            if not inside:
+                continue
+            ends = sorted([h[1] for h in inside if h[2] == "negation"]) if negations else None
+            afters = [h[0] for h in inside if h[2] == NEGATION_AFTER] if backward else None
+            yield start, end, inside, [h for h in inside if not self._negated(text, ends, h, afters)] if ends or afters else inside
 
     def _families_said(self, said_any: frozenset[str], said_free: frozenset[str]) -> tuple[Family, ...]:
         """The families (in the file's order) one of whose combinations a sentence says:
@@ -306,6 +333,30 @@ class ConceptReader:
                 self._may_memo.clear()
             self._may_memo[names] = kept
         return kept
+
+    def _plain(self, names: frozenset[str]) -> tuple[bool, bool] | None:
+        """For a text whose concept words say ``names``, read without its sentences, when
+        nothing else is to be read (no run declines, no scoped exception whose concepts
+        are all said, no family's combination, no pitch word beside a negation): whether
+        a pitch word is said, and whether a brand named would change that (else ``None``).
+        Kept per set, as :meth:`may_say` keeps its answers."""
+        kept = self._plain_memo.get(names, _UNSET)
+        if kept is _UNSET:
+            pitched = self._pitched(names)
+            kept = None if pitched is None else (pitched, self._pitched(names | _COMPETITOR) is None)
+            if len(self._plain_memo) >= _MEMO_SIZE:
+                self._plain_memo.clear()
+            self._plain_memo[names] = kept
+        return kept
+
+    def _pitched(self, names: frozenset[str]) -> bool | None:
+        """:meth:`_plain`'s first answer, worked out."""
+        rest = names - self._declines_only
+        if not names.isdisjoint(self._declines_start) or not rest.isdisjoint(_SCOPING) or self._pitch_spans \
+                or any(needed <= rest for _, _, needed in self.exceptions) or self.may_say(rest):
+            return None
+        pitch = self.set.pitch in rest
+        return None if pitch and not rest.isdisjoint(_NEGATIONS) else pitch
 
     def _declined(self, text: str, hits, names) -> bool:
         """Whether one clause says the concepts of a ``declines`` run in order ("i can't

@@ -230,3 +230,33 @@ def test_a_reply_read_without_its_sentences_reads_the_same(lang, data):
     ("支架最高升到160厘米", False), ("支架最高升到1.5米", False), ("最大1,000毫安", False)])
 def test_a_scoped_exception_does_not_cross_a_clause_mark(text, said):
     assert ("绝对化用语" in _said("zh", text)) == said, _read("zh", text)
+
+
+def _whole_words(reader, text: str) -> list[tuple[int, int, str]]:
+    """A concept word's definition, read the slow way: every occurrence of every literal,
+    not next to an ASCII letter or digit where the literal itself starts or ends with one."""
+    alnum = set("abcdefghijklmnopqrstuvwxyz0123456789")
+    out = []
+    for literal, names in zip(reader.literals, reader.names):
+        at = text.find(literal)
+        while at >= 0:
+            end = at + len(literal)
+            if not (literal[0] in alnum and at and text[at - 1] in alnum) \
+                    and not (literal[-1] in alnum and end < len(text) and text[end] in alnum):
+                out += [(at, end, name) for name in names]
+            at = text.find(literal, at + 1)
+    return sorted(out)
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "this cures acne, secures a deal and 2cures nothing; ok:cures acne"),
+    ("en", "naïve cures acne, cafécures acne, 治好cures acne—cures—acne ß cures acne, clearséup, number😀one"),
+    ("en", "it's the best! no.1 in the world, 100% guaranteed $5 off; don't miss it"),
+    ("zh", "这款面霜能治好湿疹，全网最低价，加我vx转账，abcvx不算"),
+])
+def test_concept_words_are_the_whole_words_of_each_literal(lang, text):
+    # The English file is scanned title-cased (a capital where a word starts); what it
+    # finds must be exactly the literals' whole-word occurrences, next to any script.
+    reader = concept_reader(lang)
+    text = fold(normalize(text))
+    assert reader.hits(text) == _whole_words(reader, text)

@@ -68,8 +68,11 @@ _RUN_REACH = 24
 _RUN_BREAK = re.compile(r"[,.!?;:\n。！？；，：]")
 _NUMBERS = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _NONE: frozenset[int] = frozenset()
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 _UNSET = object()
 _COMPETITOR = frozenset({"competitor"})
+#: A pitch word said with a negation (see ConceptReader._pitch_first).
+_FIRST = object()
 #: The most pairs of concept sets a reader keeps the families of (then it starts again).
 _MEMO_SIZE = 4096
 #: Short English words never inflected when a phrase is expanded ("get rid of").
@@ -148,14 +151,24 @@ class ConceptReader:
         shared: dict[frozenset[str], frozenset[str]] = {}
         self.names = tuple(shared.setdefault(s, s) for s in (frozenset(by_literal[w]) for w in self.literals))
         as_tuple = {s: tuple(s) for s in shared}
-        self._ac = AhoCorasick(self.literals) if self.literals else None
+        # A file whose literals are all in Latin script (English) is scanned title-cased:
+        # each literal and the text with a capital at every word's start, so that inside a
+        # word the automaton stays at its root (without it, each letter of a word walked
+        # states of the 60,000 literals' prefixes, and those lookups missed the CPU's
+        # caches: a third of a reward's time). A capital follows any character that is not
+        # a letter; the whole-word check below still reads the text as written, and
+        # characters outside ASCII (no literal holds one) are read as a NUL.
+        self._titled = all(w.isascii() for w in self.literals)
+        self._ac = AhoCorasick([w.title() if self._titled else w for w in self.literals]) if self.literals else None
         self.families = tuple(f for f in concepts.families)
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
-        # Per literal, what a match needs to be a whole word and the concepts it says;
+        # Per literal, what a match needs to be a whole word (a byte: 1, a letter or digit
+        # must not come before it; 2, none after it) and the concepts it says, in two
+        # flat arrays (a tuple per literal cost a cache miss per match: 60,000 of them);
         # per concept, the families (by index) one of whose combinations holds it: a
         # sentence tries only the families its concepts may make (most make none).
-        self._literal_checks = tuple((w[0] in _ALNUM, w[-1] in _ALNUM, as_tuple[self.names[i]])
-                                     for i, w in enumerate(self.literals))
+        self._edges = bytes((w[0] in _ALNUM) | (w[-1] in _ALNUM) << 1 for w in self.literals)
+        self._says = tuple(as_tuple[n] for n in self.names)
         by_concept: dict[str, set[int]] = {}
         for i, (_, combos) in enumerate(self._combos):
             for combo in combos:
@@ -208,13 +221,16 @@ class ConceptReader:
         """``(start, end, concepts)`` of each concept word of ``text``."""
         if self._ac is None:
             return []
-        checks, n = self._literal_checks, len(text)
+        edges, says, n = self._edges, self._says, len(text)
+        scan = text
+        if self._titled:  # (text is lower case, as folded: capitals mark where words start)
+            scan = (text if text.isascii() else _NOT_ASCII.sub("\x00", text)).title()
         out = []
-        for i, s, e in self._ac.find_matches_as_indexes(text, overlapping=True):
-            left, right, names = checks[i]
-            if (left and s and text[s - 1] in _ALNUM) or (right and e < n and text[e] in _ALNUM):
+        for i, s, e in self._ac.find_matches_as_indexes(scan, overlapping=True):
+            edge = edges[i]
+            if (edge & 1 and s and text[s - 1] in _ALNUM) or (edge & 2 and e < n and text[e] in _ALNUM):
                 continue
-            out.append((s, e, names))
+            out.append((s, e, says[i]))
         return out
 
     def read(self, text: str, competitors=None, sentences: bool = True) -> ConceptReading:
@@ -228,7 +244,9 @@ class ConceptReader:
             # (nothing to read but whether a pitch word is said, unless a brand named would
             # make a family, an exception or a declining run)
             if plain is not None and not (plain[1] and competitors is not None and competitors.finditer(text)):
-                return ConceptReading(text, (), (), (), False, plain[0])
+                pitched = plain[0] if plain[0] is not _FIRST else self._pitch_first(words)
+                if pitched is not None:
+                    return ConceptReading(text, (), (), (), False, pitched)
         hits = self.hits(text, competitors, words)
         if not hits:
             return ConceptReading(text, (), (), ())
@@ -334,11 +352,12 @@ class ConceptReader:
             self._may_memo[names] = kept
         return kept
 
-    def _plain(self, names: frozenset[str]) -> tuple[bool, bool] | None:
+    def _plain(self, names: frozenset[str]) -> tuple[bool | object, bool] | None:
         """For a text whose concept words say ``names``, read without its sentences, when
         nothing else is to be read (no run declines, no scoped exception whose concepts
-        are all said, no family's combination, no pitch word beside a negation): whether
-        a pitch word is said, and whether a brand named would change that (else ``None``).
+        are all said, no family's combination, no word that takes back what comes before
+        it): whether a pitch word is said (:data:`_FIRST`: a negation is said too, see
+        :meth:`_pitch_first`), and whether a brand named would change that (else ``None``).
         Kept per set, as :meth:`may_say` keeps its answers."""
         kept = self._plain_memo.get(names, _UNSET)
         if kept is _UNSET:
@@ -356,7 +375,17 @@ class ConceptReader:
                 or any(needed <= rest for _, _, needed in self.exceptions) or self.may_say(rest):
             return None
         pitch = self.set.pitch in rest
-        return None if pitch and not rest.isdisjoint(_NEGATIONS) else pitch
+        if pitch and not rest.isdisjoint(_NEGATIONS):
+            return None if NEGATION_AFTER in rest else _FIRST
+        return pitch
+
+    def _pitch_first(self, words) -> bool | None:
+        """Whether a pitch word is said before any negation word (then outside one: a
+        negation takes back what comes after it in its clause), else ``None`` (only the
+        sentences tell). ``words``: :meth:`_words` of a text that says both."""
+        pitch = self.set.pitch
+        first = min(s for s, _, names in words if pitch in names)
+        return True if all(s > first for s, _, names in words if "negation" in names) else None
 
     def _declined(self, text: str, hits, names) -> bool:
         """Whether one clause says the concepts of a ``declines`` run in order ("i can't

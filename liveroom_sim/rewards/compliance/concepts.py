@@ -28,7 +28,7 @@ from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import NamedTuple
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
 from liveroom_sim.rewards.compliance.spans import Cover, Spans, by_concept, first_from, spans_between
 from liveroom_sim.rewards.lexicon import fold, inflections
@@ -157,9 +157,11 @@ class ConceptReader:
         # states of the 60,000 literals' prefixes, and those lookups missed the CPU's
         # caches: a third of a reward's time). A capital follows any character that is not
         # a letter; the whole-word check below still reads the text as written, and
-        # characters outside ASCII (no literal holds one) are read as a NUL.
+        # characters outside ASCII (no literal holds one) are read as a NUL, so the text is
+        # scanned as ASCII bytes (a byte's offset is its character's).
         self._titled = all(w.isascii() for w in self.literals)
-        self._ac = AhoCorasick([w.title() if self._titled else w for w in self.literals]) if self.literals else None
+        self._ac = None if not self.literals else BytesAhoCorasick([w.title().encode() for w in self.literals]) \
+            if self._titled else AhoCorasick(self.literals)
         self.families = tuple(f for f in concepts.families)
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
         # Per literal, what a match needs to be a whole word (a byte: 1, a letter or digit
@@ -181,6 +183,10 @@ class ConceptReader:
         self._plain_memo: dict[frozenset[str], tuple[bool, bool] | None] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self.exceptions = tuple((e.sequence, e.refuses, frozenset(e.sequence)) for e in concepts.exceptions)
+        exceptions_from: dict[str, list[int]] = {}  # (by first concept: a text tries those it starts)
+        for i, e in enumerate(concepts.exceptions):
+            exceptions_from.setdefault(e.sequence[0], []).append(i)
+        self._exceptions_from = {c: tuple(i) for c, i in exceptions_from.items()}
         # A run's later words in Latin letters, by word: a unit written onto a number
         # ("最大65w") is no whole word to the scanner, so a run reads it there itself.
         later = {c for e in concepts.exceptions for c in e.sequence[1:]}
@@ -224,7 +230,7 @@ class ConceptReader:
         edges, says, n = self._edges, self._says, len(text)
         scan = text
         if self._titled:  # (text is lower case, as folded: capitals mark where words start)
-            scan = (text if text.isascii() else _NOT_ASCII.sub("\x00", text)).title()
+            scan = (text if text.isascii() else _NOT_ASCII.sub("\x00", text)).encode("ascii").title()
         out = []
         for i, s, e in self._ac.find_matches_as_indexes(scan, overlapping=True):
             edge = edges[i]
@@ -480,7 +486,8 @@ class ConceptReader:
                 if in_sentence > in_quote:
                     blanks.append(m.span())
         where = None
-        for sequence, refuses, needed in self.exceptions:
+        for i in sorted(i for c in names if c in self._exceptions_from for i in self._exceptions_from[c]):
+            sequence, refuses, needed = self.exceptions[i]
             if not needed <= names:
                 continue
             for s, e, name in hits:

@@ -215,7 +215,7 @@ class ConceptReader:
         """Every concept word of ``text`` (whole words in Latin script), as ``(start, end,
         concept)``, ordered by start; ``competitors``: a catalog's brand names; ``words``:
         :meth:`_words` of the text, when they are known."""
-        out = [(s, e, name) for s, e, names in (self._words(text) if words is None else words) for name in names]
+        out = [(s, e, name) for s, e, names in (self._words(text)[0] if words is None else words) for name in names]
         if competitors is not None:
             found = competitors.finditer(text)
             if found:
@@ -223,11 +223,13 @@ class ConceptReader:
         out.sort()
         return out
 
-    def _words(self, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
-        """``(start, end, concepts)`` of each concept word of ``text``."""
+    def _words(self, text: str) -> tuple[list[tuple[int, int, tuple[str, ...]]], set[str]]:
+        """``(start, end, concepts)`` of each concept word of ``text``, and the concepts
+        they say."""
+        said: set[str] = set()
         if self._ac is None:
-            return []
-        edges, says, n = self._edges, self._says, len(text)
+            return [], said
+        edges, says, names, n = self._edges, self._says, self.names, len(text)
         scan = text
         if self._titled:  # (text is lower case, as folded: capitals mark where words start)
             scan = (text if text.isascii() else _NOT_ASCII.sub("\x00", text)).encode("ascii").title()
@@ -237,16 +239,17 @@ class ConceptReader:
             if (edge & 1 and s and text[s - 1] in _ALNUM) or (edge & 2 and e < n and text[e] in _ALNUM):
                 continue
             out.append((s, e, says[i]))
-        return out
+            said |= names[i]
+        return out, said
 
     def read(self, text: str, competitors=None, sentences: bool = True) -> ConceptReading:
         """Read folded, spoken text (see the module docstring). ``sentences``: whether the
         concepts of each sentence are wanted (a bait's echo is read from them); without
         them, a text that holds none of the families' combinations is read no further
         than its scoped exceptions (most replies: their sentences would say nothing)."""
-        words = self._words(text)
+        words, said = self._words(text)
         if not sentences:
-            plain = self._plain(frozenset().union(*[w[2] for w in words]))
+            plain = self._plain(frozenset(said))
             # (nothing to read but whether a pitch word is said, unless a brand named would
             # make a family, an exception or a declining run)
             if plain is not None and not (plain[1] and competitors is not None and competitors.finditer(text)):

@@ -560,6 +560,8 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     """The sentences of ``text``, a short question that names a topic read with the
     sentence that answers it ("those psoriasis patches? this clears them right up")."""
     spans = spans_between(_SENTENCE, text)
+    if "?" not in text:  # (no question, no topic: most replies)
+        return spans
     out: list[tuple[int, int]] = []
     topic = None
     for a, b in spans:
@@ -633,16 +635,12 @@ def _combination(family: Family, pool) -> tuple | None:
     for h in pool:
         by_name.setdefault(h[2], []).append(h)
     for combo in family.when:
-        options = [by_name.get(c) for c in combo]
-        if not all(options):
+        options = list(map(by_name.get, combo))
+        if None in options:
             continue
-        if all(len(o) == 1 for o in options):  # (most often each concept is said once)
-            tries = (tuple([o[0] for o in options]),)
-        else:
-            tries = itertools.islice(itertools.product(*options), 64)
-        for chosen in tries:
+        for chosen in itertools.islice(itertools.product(*options), 64):  # (most often one: each concept said once)
             if _apart(chosen):
-                return tuple(chosen)
+                return chosen
     return None
 
 

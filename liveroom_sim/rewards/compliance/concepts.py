@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import NamedTuple
@@ -164,13 +165,17 @@ class ConceptReader:
             if self._titled else AhoCorasick(self.literals)
         self.families = tuple(f for f in concepts.families)
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
-        # Per literal, what a match needs to be a whole word (a byte: 1, a letter or digit
-        # must not come before it; 2, none after it) and the concepts it says, in two
-        # flat arrays (a tuple per literal cost a cache miss per match: 60,000 of them);
-        # per concept, the families (by index) one of whose combinations holds it: a
-        # sentence tries only the families its concepts may make (most make none).
-        self._edges = bytes((w[0] in _ALNUM) | (w[-1] in _ALNUM) << 1 for w in self.literals)
-        self._says = tuple(as_tuple[n] for n in self.names)
+        # Per literal, its kind: what a match needs to be a whole word (1, a letter or digit
+        # must not come before it; 2, none after it) and the concepts it says (as a tuple
+        # and a set). The ~500 kinds are shared, each literal holds two bytes of an array
+        # that picks one: a tuple per literal, or three arrays of 60,000 entries, cost
+        # cache misses per match. Per concept, the families (by index) one of whose
+        # combinations holds it: a sentence tries only the families its concepts may make
+        # (most make none).
+        kinds: dict[tuple, int] = {}
+        self._kind_of = array("H", (kinds.setdefault(k, len(kinds)) for k in (
+            ((w[0] in _ALNUM) | (w[-1] in _ALNUM) << 1, as_tuple[n], n) for w, n in zip(self.literals, self.names))))
+        self._kinds = tuple(kinds)
         by_concept: dict[str, set[int]] = {}
         for i, (_, combos) in enumerate(self._combos):
             for combo in combos:
@@ -229,17 +234,17 @@ class ConceptReader:
         said: set[str] = set()
         if self._ac is None:
             return [], said
-        edges, says, names, n = self._edges, self._says, self.names, len(text)
+        kind_of, kinds, n = self._kind_of, self._kinds, len(text)
         scan = text
         if self._titled:  # (text is lower case, as folded: capitals mark where words start)
             scan = (text if text.isascii() else _NOT_ASCII.sub("\x00", text)).encode("ascii").title()
         out = []
         for i, s, e in self._ac.find_matches_as_indexes(scan, overlapping=True):
-            edge = edges[i]
+            edge, says, names = kinds[kind_of[i]]
             if (edge & 1 and s and text[s - 1] in _ALNUM) or (edge & 2 and e < n and text[e] in _ALNUM):
                 continue
-            out.append((s, e, says[i]))
-            said |= names[i]
+            out.append((s, e, says))
+            said |= names
         return out, said
 
     def read(self, text: str, competitors=None, sentences: bool = True) -> ConceptReading:

@@ -156,10 +156,10 @@ class ConceptReader:
         # each literal and the text with a capital at every word's start, so that inside a
         # word the automaton stays at its root (without it, each letter of a word walked
         # states of the 60,000 literals' prefixes, and those lookups missed the CPU's
-        # caches: a third of a reward's time). A capital follows any character that is not
-        # a letter; the whole-word check below still reads the text as written, and
-        # characters outside ASCII (no literal holds one) are read as a NUL, so the text is
-        # scanned as ASCII bytes (a byte's offset is its character's).
+        # caches: about a quarter of the reader's time). A capital follows any character
+        # that is not a letter; the whole-word check below still reads the text as written,
+        # and characters outside ASCII (no literal holds one) are read as a NUL, so the text
+        # is scanned as ASCII bytes (a byte's offset is its character's).
         self._titled = all(w.isascii() for w in self.literals)
         self._ac = None if not self.literals else BytesAhoCorasick([w.title().encode() for w in self.literals]) \
             if self._titled else AhoCorasick(self.literals)
@@ -167,7 +167,7 @@ class ConceptReader:
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
         # Per literal, its kind: what a match needs to be a whole word (1, a letter or digit
         # must not come before it; 2, none after it) and the concepts it says (as a tuple
-        # and a set). The ~500 kinds are shared, each literal holds two bytes of an array
+        # and a set). The ~250 kinds are shared, each literal holds two bytes of an array
         # that picks one: a tuple per literal, or three arrays of 60,000 entries, cost
         # cache misses per match. Per concept, the families (by index) one of whose
         # combinations holds it: a sentence tries only the families its concepts may make
@@ -252,9 +252,9 @@ class ConceptReader:
         concepts of each sentence are wanted (a bait's echo is read from them); without
         them, a text that holds none of the families' combinations is read no further
         than its scoped exceptions (most replies: their sentences would say nothing)."""
-        words, said = self._words(text)
+        words, concepts = self._words(text)
         if not sentences:
-            plain = self._plain(frozenset(said))
+            plain = self._plain(frozenset(concepts))
             # (nothing to read but whether a pitch word is said, unless a brand named would
             # make a family, an exception or a declining run)
             if plain is not None and not (plain[1] and competitors is not None and competitors.finditer(text)):

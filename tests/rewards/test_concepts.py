@@ -260,3 +260,21 @@ def test_concept_words_are_the_whole_words_of_each_literal(lang, text):
     reader = concept_reader(lang)
     text = fold(normalize(text))
     assert reader.hits(text) == _whole_words(reader, text)
+
+
+#: Characters a hostile reply may put next to a concept word: letters, digits, marks,
+#: accented and Chinese letters, emoji, zero-width and NUL characters.
+_AROUND = "ab9 .,!?'-$%#@\x00é治ßǅ😀\u200b—"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_concept_words_are_the_whole_words_of_each_literal(lang, data):
+    reader = concept_reader(lang)
+    # (a literal, one whose spaces are another character, or characters around them)
+    literal = st.sampled_from(reader.literals)
+    joined = st.tuples(literal, st.sampled_from(_AROUND)).map(lambda lc: lc[0].replace(" ", lc[1]))
+    pieces = data.draw(st.lists(st.one_of(literal, joined, st.text(_AROUND, max_size=3)), min_size=1, max_size=10))
+    text = "".join(pieces)
+    assert reader.hits(text) == _whole_words(reader, text), text

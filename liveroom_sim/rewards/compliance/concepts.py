@@ -161,8 +161,12 @@ class ConceptReader:
         # and characters outside ASCII (no literal holds one) are read as a NUL, so the text
         # is scanned as ASCII bytes (a byte's offset is its character's).
         self._titled = all(w.isascii() for w in self.literals)
-        self._ac = None if not self.literals else BytesAhoCorasick([w.title().encode() for w in self.literals]) \
-            if self._titled else AhoCorasick(self.literals)
+        if not self.literals:
+            self._ac = None
+        elif self._titled:
+            self._ac = BytesAhoCorasick([w.title().encode() for w in self.literals])
+        else:
+            self._ac = AhoCorasick(self.literals)
         self.families = tuple(f for f in concepts.families)
         self._combos = tuple((f, tuple(frozenset(c) for c in f.when)) for f in self.families)
         # Per literal, its kind: what a match needs to be a whole word (1, a letter or digit

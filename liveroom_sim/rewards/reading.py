@@ -77,7 +77,7 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = (), sent
     ``sentences``: whether each sentence's concepts are wanted (``RuleReading.concepts``,
     a bait's echo is read from them: see :meth:`ConceptReader.read`)."""
     folded = fold(keep_quotes(norm))
-    may = book.candidates(folded)
+    may, disclosures = book.keys_in(folded)
     spans, spoken, concepts, heard = _spoken(folded, book, competitors, may, sentences)
     if spoken is not folded:
         # A key may be a whole word only once a refusal or an allowed word is blanked
@@ -85,7 +85,7 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = (), sent
         may = may | book.candidates(spoken)
     negations = NEGATION in may
     found = _rule_findings(book, may, spoken, heard, negations)
-    disclosed = _disclosed(book, folded, spoken, negations, found)
+    disclosed = _disclosed(book, disclosures, folded, spoken, negations, found)
     refused = tuple([folded[a:b] for a, b in spans]) if spans else ()
     if concepts is None:
         return RuleReading(folded, spoken, refused, tuple(found), frozenset(disclosed))
@@ -156,10 +156,12 @@ def _rule_findings(book: Rulebook, literal, spoken: str, heard: str | None, nega
     return found
 
 
-def _disclosed(book: Rulebook, folded: str, spoken: str, negations: bool, found: list[Finding]) -> set[str]:
-    """The disclosures the text makes; a disclosure it denies is added to ``found``."""
+def _disclosed(book: Rulebook, keyed: list[int], folded: str, spoken: str, negations: bool,
+               found: list[Finding]) -> set[str]:
+    """The disclosures the text makes; a disclosure it denies is added to ``found``.
+    ``keyed``: :meth:`Rulebook.disclosures_in` of ``folded``."""
     disclosed = set()
-    for i in book.disclosures_in(folded):
+    for i in keyed:
         d, check = book.disclosures[i]
         if negations:  # another disclosure's own negation ("不能代替药物") denies nothing after it
             folded_d, spoken_d = _without_other_disclosures(book, d, folded), _without_other_disclosures(book, d, spoken)

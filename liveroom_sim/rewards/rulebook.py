@@ -20,7 +20,7 @@ from liveroom_sim.rewards.compliance.concepts import concept_reader
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.leading import LONG, first_match, lead
 from liveroom_sim.rewards.lexicon import CJK, Sounds, fold, inflections, trie_pattern, word_forms
-from liveroom_sim.rewards.scanner import Literals
+from liveroom_sim.rewards.scanner import JointScan, Literals
 from liveroom_sim.world.phrasebook import reading_words
 from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
@@ -228,6 +228,9 @@ class Rulebook:
             for k in check.keys:
                 by_key.setdefault(k, set()).add(i)
         self._disclosure_keys = Literals((k, frozenset(ids)) for k, ids in by_key.items())
+        # Both in one automaton (see keys_in): a reply's folded text is scanned once for
+        # the rules' keys and the disclosures'.
+        self._keys_and_disclosures = JointScan(self.keys, self._disclosure_keys)
         allow = _alternation([w for b in rules.banned for w in b.allow], inflect=False)
         self.allow = re.compile(allow) if allow else None
         self.disparaging = re.compile(_alternation(rules.disparaging)) if rules.disparaging else None
@@ -289,6 +292,11 @@ class Rulebook:
         for ids in self.keys.whole_words(text):
             out |= ids
         return out
+
+    def keys_in(self, folded: str) -> tuple[set[int], list[int]]:
+        """:meth:`candidates` and :meth:`disclosures_in` of ``folded``, from one scan."""
+        keys, disclosed = self._keys_and_disclosures.whole_words_and_present(folded)
+        return set(self.always).union(*keys), sorted(set().union(*disclosed)) if disclosed else []
 
     def disclosures_in(self, folded: str) -> list[int]:
         """Indexes, in order, of the disclosures one of whose keys ``folded`` holds."""

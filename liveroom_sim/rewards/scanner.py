@@ -101,3 +101,43 @@ class Literals:
                 continue
             out.add(v)
         return out
+
+
+class JointScan:
+    """Two vocabularies read from a text in one pass: what :meth:`Literals.whole_words`
+    finds of ``whole`` and :meth:`Literals.present` finds of ``anywhere``.
+
+    >>> JointScan(Literals([("cure", 1), ("最", 2)]), Literals([("ad", "a")])).whole_words_and_present("secure 最 #ads")
+    ({2}, {'a'})
+    """
+
+    __slots__ = ("_ac", "_entries", "_whole", "_anywhere")
+
+    def __init__(self, whole: Literals, anywhere: Literals):
+        entries: dict[str, list] = {}
+        for w, v in zip(whole.words, whole.values):
+            entries[w] = [v, (w[0] in _ALNUM) | (w[-1] in _ALNUM) << 1, None]
+        for w, v in zip(anywhere.words, anywhere.values):
+            entries.setdefault(w, [None, 0, None])[2] = v
+        self._ac = AhoCorasick(list(entries)) if entries else None
+        self._entries = tuple(tuple(e) for e in entries.values())
+        self._whole, self._anywhere = whole.everywhere, anywhere.everywhere
+
+    def whole_words_and_present(self, text: str) -> tuple[set[object], set[object]]:
+        whole = set() if self._whole is None else {self._whole}
+        anywhere = set() if self._anywhere is None else {self._anywhere}
+        found = self._ac.find_matches_as_indexes(text, overlapping=True) if self._ac is not None else None
+        if not found:
+            return whole, anywhere
+        entries, n = self._entries, len(text)
+        for i, s, e in found:
+            v, edge, a = entries[i]
+            if a is not None:
+                anywhere.add(a)
+            if v is None or v in whole:
+                continue
+            if (edge & 1 and s and text[s - 1] in _ALNUM) or (edge & 2 and e < n and text[e] in _ALNUM):
+                continue
+            whole.add(v)
+        return whole, anywhere
+

@@ -127,6 +127,18 @@ def test_rule_candidates_match_the_word_by_word_reading(env, data):
 
 @CHECK
 @given(st.sampled_from(ENVS), st.data())
+def test_one_scan_for_rule_keys_and_disclosures_reads_as_two(env, data):
+    """The reading's one scan of a text (``keys_in``) finds the rules and disclosures the
+    two scans it replaced find (a disclosure's key counts anywhere: "#ads" holds "ad")."""
+    book = rulebook(world_for(env).rules)
+    keys = [k for _, check in book.disclosures for k in check.keys]
+    text = data.draw(st.lists(st.sampled_from([*keys, *_GLUE]), max_size=8).map("".join) | _text(env))
+    for t in (text, fold(normalize(text))):
+        assert book.keys_in(t) == (book.candidates(t), book.disclosures_in(t))
+
+
+@CHECK
+@given(st.sampled_from(ENVS), st.data())
 def test_product_names_match_the_name_regex(env, data):
     catalog = world_for(env).catalog
     index = catalog_index(catalog)

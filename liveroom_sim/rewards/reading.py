@@ -271,18 +271,27 @@ def _granted(sentences: tuple[frozenset[str], ...], words) -> bool:
 
 
 def _plainly(pattern: re.Pattern, text: str, book: Rulebook) -> bool:
+    """Whether a bait's phrase is said in ``text`` more often than it is negated (a negation
+    shortly before it, or a word that takes it back shortly after it: "私下转账没有保障")."""
     m = pattern.search(text)
     if m is None:
         return False
-    if not book.negation:
+    if not (book.negation or book.negation_after):
         return True
-    return len(pattern.findall(text)) > len(_negated_form(book.negation, pattern.pattern).findall(text))
+    said = len(pattern.findall(text))
+    if book.negation:
+        said -= len(_negated_form(book.negation, pattern.pattern).findall(text))
+    if book.negation_after:
+        said -= len(_negated_form(book.negation_after, pattern.pattern, after=True).findall(text))
+    return said > 0
 
 
 @lru_cache(maxsize=512)
-def _negated_form(negation: str, form: str) -> re.Pattern:
-    """A bait's phrase (``form``) said shortly after a negation word, in its clause."""
-    return re.compile(rf"(?:{negation})[^,.!?;\n。！？；]{{0,12}}?(?:{form})")
+def _negated_form(negation: str, form: str, after: bool = False) -> re.Pattern:
+    """A bait's phrase (``form``) said shortly after a negation word, in its clause (``after``:
+    shortly before a word that takes it back)."""
+    near = "[^,.!?;\n。！？；]{0,12}?"
+    return re.compile(rf"(?:{form}){near}(?:{negation})" if after else rf"(?:{negation}){near}(?:{form})")
 
 
 @lru_cache(maxsize=512)

@@ -205,6 +205,10 @@ class Rulebook:
         neg = _alternation(rules.negations, inflect=False)
         self.negation = neg
         self.negates = re.compile(neg) if neg else None
+        # The concept file's words that take back what comes before them in a clause
+        # ("私下转账没有保障"): a bait's phrase said before one is not said (see reading._plainly).
+        after = self.concepts.set.concepts.get("negation_after") if self.concepts is not None else None
+        self.negation_after = _alternation([*after.words, *after.exact], inflect=False) if after is not None else ""
         cjk_phrases = [rule_text(p) for p in (*(f for b in rules.banned for f in (b.phrase, *b.forms)),
                                                *(p for c in rules.claims for p in c.patterns))
                        if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]

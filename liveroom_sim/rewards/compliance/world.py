@@ -103,7 +103,9 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     return False
 
 
-_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折")
+_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折|打([一二两三四五六七八九])折")
+#: Chinese numerals of a discount said in words (打六折: six tenths of the price).
+_NUMERALS = {c: i for i, c in enumerate("一二三四五六七八九", 1)} | {"两": 2}
 
 
 def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
@@ -112,7 +114,9 @@ def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
     lo, hi = said.span
     m = _SHARE.search(text, lo, hi)
     if m is not None:
-        return float(m.group(1)) / 100 if m.group(1) else 1 - float(m.group(2)) / 10
+        if m.group(1):
+            return float(m.group(1)) / 100
+        return 1 - (float(m.group(2)) if m.group(2) else _NUMERALS[m.group(3)]) / 10
     sentence = text[lo:hi]
     if "percent" in sentence:  # ("sixty percent off": a number word of the concept file)
         for word, value in concepts.numbers.items():

@@ -140,7 +140,8 @@ def _units_left(market, pid: str) -> list[int]:
 
 def _known_prices(market, pid: str) -> list[float]:
     p = market.catalog.by_id[pid]
-    return [p.list_price, market.prices[pid], market.price(pid), *market.old_prices.get(pid, ())]
+    return [p.list_price, market.prices[pid], market.price(pid), market.price_after_coupons(pid),
+            *market.old_prices.get(pid, ())]
 
 
 def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digits: re.Pattern = _DIGITS) -> float | None:

@@ -103,8 +103,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     return False
 
 
-_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折|打([一二两三四五六七八九])折")
-#: Chinese numerals of a discount said in words (打六折: six tenths of the price).
+_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折|(?:打|给到)([一二两三四五六七八九])折")
+#: Chinese numerals of a discount said in words (打六折, 给到五折: six and five tenths of the price).
 _NUMERALS = {c: i for i, c in enumerate("一二三四五六七八九", 1)} | {"两": 2}
 
 

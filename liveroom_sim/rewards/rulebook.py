@@ -303,7 +303,8 @@ class Rulebook:
         return set(self.always).union(*keys), sorted(set().union(*disclosed)) if disclosed else []
 
     def disclosures_in(self, folded: str) -> list[int]:
-        """Indexes, in order, of the disclosures one of whose keys ``folded`` holds."""
+        """Indexes, in order, of the disclosures one of whose keys ``folded`` holds (the
+        reading takes them from :meth:`keys_in`; this is the two-scan reference it is tested against)."""
         if not self.disclosures:
             return []
         return sorted(set().union(*self._disclosure_keys.present(folded)))

@@ -140,4 +140,3 @@ class JointScan:
                 continue
             whole.add(v)
         return whole, anywhere
-

@@ -19,8 +19,9 @@ free", 买一送一), which the market has no kind of deal for, only when the pr
 coupons, is its share below the list price; a lifetime ("lasts ten years", 用十年) when the
 warranty covers it (a promise that it never breaks, or coverage for life, never); "no
 returns" (一律不退) when the policy takes none back; "free" (零元) when the price after
-coupons is nothing; a sales count ("900 of you grabbed it") when that many units have left
-the stock in this stream.
+coupons is nothing, or, said beside shipping ("ships within 48 hours for free"), when it
+ships free; a sales count ("900 of you grabbed it") when that many units have left the
+stock in this stream.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -34,10 +35,13 @@ from liveroom_sim.world.text import normalize
 
 # A number that is a share or an amount off is no price ("29% off the list price", 8折).
 _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b))")
-# A number with a unit of count or time is no price ("限量20件, 抢完就恢复原价", "10 left").
+# A number with a unit of count, time or measure is no price ("限量20件, 抢完就恢复原价", "10 left",
+# "200 ml usually lasts two months").
 _AMOUNTS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|"
-                      r"天|小时|分钟|秒|周|月|年|号|left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|"
-                      r"people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|months?\b|years?\b))")
+                      r"天|小时|分钟|秒|周|月|年|号|毫升|升|克|千克|公斤|斤|厘米|毫米|米|码|寸|瓦|毫安|℃|°|"
+                      r"left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|"
+                      r"people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|months?\b|years?\b|"
+                      r"ml\b|l\b|g\b|kg\b|oz\b|lbs?\b|cm\b|mm\b|m\b|inch(?:es)?\b|mah\b|w\b|watts?\b|db\b|hz\b|gb\b))")
 # A count of units is no amount of money: "once they're gone it's back to $49.99" says
 # nothing of how many are left.
 _COUNTS = re.compile(r"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块|yuan\b|rmb\b|dollars?\b|bucks?\b))")
@@ -63,19 +67,16 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
                 (sale := market.flash.get(pid)) is not None and sale[1] is not None for pid in products)
         return any(abs(c - n) < 1e-9 for c in counts)
     if check == "reference_price":
-        n = _number_near(said, text, "reference", concepts, _AMOUNTS)
+        n = _number_near(said, text, "reference", concepts, _AMOUNTS, after=True)
         if n is None:  # no amount said: a share below it ("sixty percent under where they started") or nothing to check
             share = _share(said, text, concepts)
             return share is None or any(
                 1 - market.price_after_coupons(pid) / max(_known_prices(market, pid)) >= share - 0.01 for pid in products)
         return any(abs(v - n) < 0.005 for pid in products for v in _known_prices(market, pid))
     if check == "refund":
-        unused = concepts.concepts.get("unused")
-        words = [normalize(w) for w in (*unused.words, *unused.exact)] if unused else []
-        limit = concepts.concepts.get("policy_limit")
-        limits = [normalize(w) for w in (*limit.words, *limit.exact)] if limit else []
+        words = _words(concepts, "unused")
         lo, hi = said.span
-        if any(_said_word(w, text[lo:hi]) for w in (*words, *limits)):
+        if any(_said_word(w, text[lo:hi]) for w in (*words, *_words(concepts, "policy_limit"))):
             return True  # (the reply states the policy: "未开封的也能退", "可以退, 拆封后不能退", "unopened, you can return it")
         by_id = market.catalog.by_id
         return any(not any(w in normalize(by_id[pid].returns.condition) for w in words) for pid in products)
@@ -94,8 +95,12 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
             (market.catalog.by_id[pid].warranty_months or 0) >= 12 * years for pid in products)
     if check == "returns":
         return any(market.catalog.by_id[pid].returns.days == 0 for pid in products)
-    if check == "free":
-        return any(market.price_after_coupons(pid) <= 0 for pid in products)
+    if check == "free":  # (free, or shipped free where the sentence speaks of shipping: "it ships within 48 hours for free")
+        lo, hi = said.span
+        ships = not any(h[2] == "no_price" for h in said.hits) and any(
+            _said_word(w, text[lo:hi]) for w in _words(concepts, "shipping_word"))
+        return any(market.price_after_coupons(pid) <= 0 or ships and market.catalog.by_id[pid].shipping.fee == 0
+                   for pid in products)
     if check == "sales":
         n = _number_near(said, text, "sold", concepts)
         by_id = market.catalog.by_id
@@ -126,6 +131,12 @@ def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
     return max(found) if found else None
 
 
+def _words(concepts: ConceptSet, name: str) -> list[str]:
+    """A concept's words and exact phrases as the reply's text is folded, or none."""
+    c = concepts.concepts.get(name)
+    return [normalize(w) for w in (*c.words, *c.exact)] if c else []
+
+
 def _said_word(word: str, text: str) -> bool:
     return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])" if word.isascii() else re.escape(word), text) is not None
 
@@ -144,22 +155,23 @@ def _known_prices(market, pid: str) -> list[float]:
             *market.old_prices.get(pid, ())]
 
 
-def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digits: re.Pattern = _DIGITS) -> float | None:
+def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digits: re.Pattern = _DIGITS,
+                 after: bool = False) -> float | None:
     """The number said nearest the family's ``concept`` word in its sentence (digits read by
-    ``digits``, or a number word of the concept file), or ``None``."""
+    ``digits``, or a number word of the concept file), or ``None``. With ``after``, digits said
+    after the word come first: a reference price names its amount after it ("$27 instead of $54",
+    "usually $25, today $14.50")."""
     anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
     lo, hi = said.span
-    best, dist = None, NUMBER_REACH + 1
-    for m in digits.finditer(text, lo, hi):
-        d = _distance(anchor, m.span())
-        if d < dist or (d == dist and m.start() >= anchor[1]):  # (a tie: the amount after "instead of")
-            best, dist = float(m.group(0)), d
+    near = [(d, m.start() < anchor[1], float(m.group(0))) for m in digits.finditer(text, lo, hi)
+            if (d := _distance(anchor, m.span())) <= NUMBER_REACH]  # (a tie goes to the amount after: "$27 instead of $54")
+    dist, _, best = min(near, key=lambda f: (f[1], f[0]) if after else f[:2]) if near else (NUMBER_REACH + 1, None, None)
     for word, value in concepts.numbers.items():
         w = normalize(word)
         for m in re.finditer(re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])", text[lo:hi]):
             span = (m.start() + lo, m.end() + lo)
             d = _distance(anchor, span)
-            if d < dist:
+            if d < dist and digits.match(f"{value}{text[span[1]:span[1] + 12]}"):  # (read as digits: "two months" is no price)
                 best, dist = float(value), d
     return best
 

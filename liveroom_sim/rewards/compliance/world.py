@@ -21,7 +21,8 @@ warranty covers it (a promise that it never breaks, or coverage for life, never)
 returns" (一律不退) when the policy takes none back; "free" (零元) when the price after
 coupons is nothing, or, said beside shipping ("ships within 48 hours for free"), when it
 ships free; a sales count ("900 of you grabbed it") when that many units have left the
-stock in this stream.
+stock in this stream; free shipping ("no extra fees", 包邮) when the product ships free; safe
+in pregnancy (孕妇也能用) when the catalog says so.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -101,6 +102,10 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
             _said_word(w, text[lo:hi]) for w in _words(concepts, "shipping_word"))
         return any(market.price_after_coupons(pid) <= 0 or ships and market.catalog.by_id[pid].shipping.fee == 0
                    for pid in products)
+    if check == "shipping":
+        return any(market.catalog.by_id[pid].shipping.fee == 0 for pid in products)
+    if check == "pregnancy":
+        return any(getattr(market.catalog.by_id[pid], "pregnancy_safe", False) for pid in products)
     if check == "sales":
         n = _number_near(said, text, "sold", concepts)
         by_id = market.catalog.by_id
@@ -108,8 +113,9 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     return False
 
 
-_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折|(?:打|给到)([一二两三四五六七八九])折")
-#: Chinese numerals of a discount said in words (打六折, 给到五折: six and five tenths of the price).
+_SHARE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(?:%|percent)|(?<![0-9.])([0-9](?:\.[0-9])?)\s?折|"
+                    r"(?<![一二两三四五六七八九])([一二两三四五六七八九])([一二三四五六七八九])?折(?!叠)")
+#: Chinese numerals of a discount said in words (打六折, 直接三折, 六五折: six, three and 6.5 tenths of the price).
 _NUMERALS = {c: i for i, c in enumerate("一二三四五六七八九", 1)} | {"两": 2}
 
 
@@ -121,7 +127,9 @@ def _share(said: Said, text: str, concepts: ConceptSet) -> float | None:
     if m is not None:
         if m.group(1):
             return float(m.group(1)) / 100
-        return 1 - (float(m.group(2)) if m.group(2) else _NUMERALS[m.group(3)]) / 10
+        if m.group(2):
+            return 1 - float(m.group(2)) / 10
+        return 1 - _NUMERALS[m.group(3)] / 10 - (_NUMERALS[m.group(4)] / 100 if m.group(4) else 0)
     sentence = text[lo:hi]
     if "percent" in sentence:  # ("sixty percent off": a number word of the concept file)
         for word, value in concepts.numbers.items():

@@ -41,7 +41,7 @@ _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 # (each branch starts with its mark, the dot's neighbours checked after it: a pattern that
 # starts with a set of characters is searched for them, one that starts with a lookbehind
 # is tried at every position, at twice the time)
-_SENTENCE = re.compile(r"\.(?<![0-9.]\.)(?![0-9.])|[!?;\n。！？；]+")
+_SENTENCE = re.compile(r"\.(?<!\.\.)(?![0-9.])|[!?;\n。！？；]+")
 #: Where a sentence ends (shared with the reading of which products a reply presents).
 SENTENCE_END = _SENTENCE
 # Punctuation that ends a clause; the words that turn one ("but", 但是) are the concept

@@ -34,7 +34,7 @@ from liveroom_sim.world.rules import Severity, concepts_path
 READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "refused_after", "set_phrase", "competitor")
 #: What a family's claim is checked against in the world, when it may be true.
 Check = Literal["time_pressure", "urge", "scarcity", "reference_price", "refund", "discount", "coupon", "warranty",
-                "returns", "free", "sales", "price_return", "shipping", "pregnancy"]
+                "returns", "free", "sales", "price_return", "shipping", "pregnancy", "saving", "promo"]
 
 
 class Concept(Frozen):
@@ -62,8 +62,9 @@ class Family(Frozen):
     won't find a better one anywhere"). ``check``: what in the world can make the claim
     true (a running flash sale for time pressure, the stock for scarcity, the list or an
     earlier price for a reference price, the return policy for a refund, the shipping fee
-    for free shipping, the catalog's pregnancy safety for "fine while pregnant"); without
-    one the claim is never true. ``covers``: names and categories of the rule file's banned
+    for free shipping, the catalog's pregnancy safety for "fine while pregnant", what the
+    price is under its list for an amount saved or taken off); without one the claim is
+    never true. ``covers``: names and categories of the rule file's banned
     phrases and claim rules this family restates, so a reply that breaks both costs once.
     """
 

@@ -22,7 +22,10 @@ returns" (一律不退) when the policy takes none back; "free" (零元) when th
 coupons is nothing, or, said beside shipping ("ships within 48 hours for free"), when it
 ships free; a sales count ("900 of you grabbed it") when that many units have left the
 stock in this stream; free shipping ("no extra fees", 包邮) when the product ships free; safe
-in pregnancy (孕妇也能用) when the catalog says so.
+in pregnancy (孕妇也能用) when the catalog says so; an amount saved ("forty bucks back in
+your pocket", 立省50) up to what the price after coupons is under the list or an earlier
+price; money taken off (拍两盒再减20) while a coupon or a sale runs or the price is under
+its list.
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -37,12 +40,12 @@ from liveroom_sim.world.text import normalize
 # A number that is a share or an amount off is no price ("29% off the list price", 8折).
 _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b))")
 # A number with a unit of count, time or measure is no price ("限量20件, 抢完就恢复原价", "10 left",
-# "200 ml usually lasts two months").
-_AMOUNTS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|"
-                      r"天|小时|分钟|秒|周|月|年|号|毫升|升|克|千克|公斤|斤|厘米|毫米|米|码|寸|瓦|毫安|℃|°|"
-                      r"left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|"
-                      r"people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|months?\b|years?\b|"
-                      r"ml\b|l\b|g\b|kg\b|oz\b|lbs?\b|cm\b|mm\b|m\b|inch(?:es)?\b|mah\b|w\b|watts?\b|db\b|hz\b|gb\b))")
+# "200 ml usually lasts two months"); nor is a share or an amount off, save as the amount saved.
+_UNITS = (r"件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|天|小时|分钟|秒|周|月|年|号|毫升|升|克|千克|公斤|斤|厘米|毫米|米|码|寸|瓦|毫安|℃|°|"
+          r"left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|"
+          r"months?\b|years?\b|ml\b|l\b|g\b|kg\b|oz\b|lbs?\b|cm\b|mm\b|m\b|inch(?:es)?\b|mah\b|w\b|watts?\b|db\b|hz\b|gb\b")
+_AMOUNTS = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|{_UNITS}))")
+_SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_UNITS}))")
 # A count of units is no amount of money: "once they're gone it's back to $49.99" says
 # nothing of how many are left.
 _COUNTS = re.compile(r"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块|yuan\b|rmb\b|dollars?\b|bucks?\b))")
@@ -106,6 +109,13 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return any(market.catalog.by_id[pid].shipping.fee == 0 for pid in products)
     if check == "pregnancy":
         return any(getattr(market.catalog.by_id[pid], "pregnancy_safe", False) for pid in products)
+    if check == "saving":
+        n = _number_near(said, text, "saving", concepts, _SAVED, after=True)
+        return n is None or any(
+            max(_known_prices(market, pid)) - market.price_after_coupons(pid) >= n - 0.01 for pid in products)
+    if check == "promo":
+        return any(market.coupons_for(pid) or pid in market.flash
+                   or market.price(pid) < market.catalog.by_id[pid].list_price for pid in products)
     if check == "sales":
         n = _number_near(said, text, "sold", concepts)
         by_id = market.catalog.by_id
@@ -166,9 +176,10 @@ def _known_prices(market, pid: str) -> list[float]:
 def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digits: re.Pattern = _DIGITS,
                  after: bool = False) -> float | None:
     """The number said nearest the family's ``concept`` word in its sentence (digits read by
-    ``digits``, or a number word of the concept file), or ``None``. With ``after``, digits said
-    after the word come first: a reference price names its amount after it ("$27 instead of $54",
-    "usually $25, today $14.50")."""
+    ``digits``, or a number word of the concept file), or ``None``. With ``after`` (a reference
+    price, which names its amount after it: "$27 instead of $54", "usually $25, today $14.50"),
+    digits said after the word come first, and a number word is read as its digits would be
+    ("lasts about two months" says no price)."""
     anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
     lo, hi = said.span
     near = [(d, m.start() < anchor[1], float(m.group(0))) for m in digits.finditer(text, lo, hi)
@@ -179,7 +190,7 @@ def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digi
         for m in re.finditer(re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])", text[lo:hi]):
             span = (m.start() + lo, m.end() + lo)
             d = _distance(anchor, span)
-            if d < dist and digits.match(f"{value}{text[span[1]:span[1] + 12]}"):  # (read as digits: "two months" is no price)
+            if d < dist and (not after or digits.match(f"{value}{text[span[1]:span[1] + 12]}")):  # ("two months" is no price)
                 best, dist = float(value), d
     return best
 

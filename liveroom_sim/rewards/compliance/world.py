@@ -47,8 +47,8 @@ _UNITS = (r"件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|天|小时|�
 _AMOUNTS = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|{_UNITS}))")
 _SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_UNITS}))")
 # A count of units is no amount of money: "once they're gone it's back to $49.99" says
-# nothing of how many are left.
-_COUNTS = re.compile(r"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块|yuan\b|rmb\b|dollars?\b|bucks?\b))")
+# nothing of how many are left (块 alone counts watches: 就剩8块了; 块钱 is money).
+_COUNTS = re.compile(r"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b))")
 #: How far from a scarcity or price word its number may be said (characters).
 NUMBER_REACH = 24
 
@@ -109,8 +109,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return any(market.catalog.by_id[pid].shipping.fee == 0 for pid in products)
     if check == "pregnancy":
         return any(getattr(market.catalog.by_id[pid], "pregnancy_safe", False) for pid in products)
-    if check == "saving":
-        n = _number_near(said, text, "saving", concepts, _SAVED, after=True)
+    if check == "saving":  # (the amount is said in the saving word's clause: "直降，现在79.9" says a price)
+        n = _number_near(_in_clause(said, text, "saving"), text, "saving", concepts, _SAVED, after=True)
         return n is None or any(
             max(_known_prices(market, pid)) - market.price_after_coupons(pid) >= n - 0.01 for pid in products)
     if check == "promo":
@@ -193,6 +193,18 @@ def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digi
             if d < dist and (not after or digits.match(f"{value}{text[span[1]:span[1] + 12]}")):  # ("two months" is no price)
                 best, dist = float(value), d
     return best
+
+
+_CLAUSE_MARK = re.compile(r"[,，、;；:：]")
+
+
+def _in_clause(said: Said, text: str, concept: str) -> Said:
+    """``said`` narrowed to the clause of its ``concept`` word."""
+    anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
+    lo, hi = said.span
+    marks = [m.start() for m in _CLAUSE_MARK.finditer(text, lo, hi)]
+    return said._replace(span=(max([m + 1 for m in marks if m < anchor[0]], default=lo),
+                               min([m for m in marks if m >= anchor[1]], default=hi)))
 
 
 def _distance(anchor, span) -> int:

@@ -274,7 +274,7 @@ class Rulebook:
     def _negated(self, body: str) -> re.Pattern | None:
         if not self.negation:
             return None
-        return re.compile(rf"(?:{self.negation}){_GAP}{{0,24}}?(?:{body})")
+        return re.compile(rf"(?:{self.negation}){_GAP}{{0,48}}?(?:{body})")
 
     def _sound(self, phrases) -> tuple[re.Pattern | None, frozenset, tuple]:
         """The sound pattern of the multi-character Chinese phrases, its first characters,

@@ -41,14 +41,18 @@ from liveroom_sim.world.text import normalize
 _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b))")
 # A number with a unit of count, time or measure is no price ("限量20件, 抢完就恢复原价", "10 left",
 # "200 ml usually lasts two months"); nor is a share or an amount off, save as the amount saved.
-_UNITS = (r"件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|天|小时|分钟|秒|周|月|年|号|毫升|升|克|千克|公斤|斤|厘米|毫米|米|码|寸|瓦|毫安|℃|°|"
-          r"left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|people\b|days?\b|hours?\b|minutes?\b|mins?\b|weeks?\b|"
-          r"months?\b|years?\b|ml\b|l\b|g\b|kg\b|oz\b|lbs?\b|cm\b|mm\b|m\b|inch(?:es)?\b|mah\b|w\b|watts?\b|db\b|hz\b|gb\b")
-_AMOUNTS = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|{_UNITS}))")
-_SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_UNITS}))")
-# A count of units is no amount of money: "once they're gone it's back to $49.99" says
-# nothing of how many are left (块 alone counts watches: 就剩8块了; 块钱 is money).
-_COUNTS = re.compile(r"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b))")
+_COUNT_UNITS = r"件|个|份|瓶|盒|条|双|支|包|罐|袋|单|人|位|left\b|pieces?\b|units?\b|pairs?\b|bottles?\b|orders?\b|people\b"
+_OTHER_UNITS = (r"天|小时|分钟|秒|周|月|年|号|毫升|升|克|千克|公斤|斤|厘米|毫米|米|码|寸|瓦|毫安|℃|°|days?\b|hours?\b|minutes?\b|"
+                r"mins?\b|weeks?\b|months?\b|years?\b|ml\b|l\b|g\b|kg\b|oz\b|lbs?\b|cm\b|mm\b|m\b|inch(?:es)?\b|mah\b|w\b|"
+                r"watts?\b|db\b|hz\b|gb\b")
+_AMOUNTS = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b|{_COUNT_UNITS}|{_OTHER_UNITS}))")
+_SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_COUNT_UNITS}|{_OTHER_UNITS}))")
+# A count of units is no amount of money, time or measure: "once they're gone it's back to
+# $49.99" says nothing of how many are left, nor "ships in 24 hours" (块 alone counts watches:
+# 就剩8块了; 块钱 is money).
+_COUNTS = re.compile(rf"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b|"
+                     rf"{_OTHER_UNITS}))")
+_CURRENCY = frozenset("$¥€£")
 #: How far from a scarcity or price word its number may be said (characters).
 NUMBER_REACH = 24
 
@@ -71,7 +75,7 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
                 (sale := market.flash.get(pid)) is not None and sale[1] is not None for pid in products)
         return any(abs(c - n) < 1e-9 for c in counts)
     if check == "reference_price":
-        n = _number_near(said, text, "reference", concepts, _AMOUNTS, after=True)
+        n = _number_near(said, text, "reference", concepts, _AMOUNTS)
         if n is None:  # no amount said: a share below it ("sixty percent under where they started") or nothing to check
             share = _share(said, text, concepts)
             return share is None or any(
@@ -176,21 +180,21 @@ def _known_prices(market, pid: str) -> list[float]:
 def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digits: re.Pattern = _DIGITS,
                  after: bool = False) -> float | None:
     """The number said nearest the family's ``concept`` word in its sentence (digits read by
-    ``digits``, or a number word of the concept file), or ``None``. With ``after`` (a reference
-    price, which names its amount after it: "$27 instead of $54", "usually $25, today $14.50"),
-    digits said after the word come first, and a number word is read as its digits would be
-    ("lasts about two months" says no price)."""
+    ``digits``, or a number word of the concept file read as its digits would be ("lasts about
+    two months" says no price), or ``None``. With ``after`` (an amount saved, named after its
+    word: "saves you $8"), digits said after the word come first."""
     anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
     lo, hi = said.span
     near = [(d, m.start() < anchor[1], float(m.group(0))) for m in digits.finditer(text, lo, hi)
-            if (d := _distance(anchor, m.span())) <= NUMBER_REACH]  # (a tie goes to the amount after: "$27 instead of $54")
+            if (d := _distance(anchor, (m.start() - (text[m.start() - 1:m.start()] in _CURRENCY), m.end()))) <= NUMBER_REACH]
+    # (a currency sign is part of its amount, and a tie goes to the amount after: "$27 instead of $54")
     dist, _, best = min(near, key=lambda f: (f[1], f[0]) if after else f[:2]) if near else (NUMBER_REACH + 1, None, None)
     for word, value in concepts.numbers.items():
         w = normalize(word)
         for m in re.finditer(re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])", text[lo:hi]):
             span = (m.start() + lo, m.end() + lo)
             d = _distance(anchor, span)
-            if d < dist and (not after or digits.match(f"{value}{text[span[1]:span[1] + 12]}")):  # ("two months" is no price)
+            if d < dist and digits.match(f"{value:g}{text[span[1]:span[1] + 12]}"):  # (read as its digits: "two months")
                 best, dist = float(value), d
     return best
 

@@ -53,6 +53,8 @@ _SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_COUN
 _COUNTS = re.compile(rf"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b|"
                      rf"{_OTHER_UNITS}))")
 _CURRENCY = frozenset("$¥€£")
+#: What names a price after a word of saving (直降到, 降至): no amount saved follows.
+_TO_PRICE = frozenset("到至")
 #: How far from a scarcity or price word its number may be said (characters).
 NUMBER_REACH = 24
 
@@ -114,6 +116,9 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "pregnancy":
         return any(getattr(market.catalog.by_id[pid], "pregnancy_safe", False) for pid in products)
     if check == "saving":  # (the amount is said in the saving word's clause: "直降，现在79.9" says a price)
+        word_end = next(h[1] for h in said.hits if h[2] == "saving")
+        if text[word_end:word_end + 1] in _TO_PRICE:
+            return True  # (直降到79.9, "down to $27": the price after it is the reference price's and factuality's)
         n = _number_near(_in_clause(said, text, "saving"), text, "saving", concepts, _SAVED, after=True)
         return n is None or any(
             max(_known_prices(market, pid)) - market.price_after_coupons(pid) >= n - 0.01 for pid in products)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from liveroom_sim.rewards.compliance.concepts import Said
+from liveroom_sim.rewards.compliance.concepts import _CLAUSE_MARKS, Said
 from liveroom_sim.world.concepts import ConceptSet
 from liveroom_sim.world.text import normalize
 
@@ -116,7 +116,7 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "pregnancy":
         return any(getattr(market.catalog.by_id[pid], "pregnancy_safe", False) for pid in products)
     if check == "saving":  # (the amount is said in the saving word's clause: "直降，现在79.9" says a price)
-        word_end = next(h[1] for h in said.hits if h[2] == "saving")
+        word_end = _anchor(said, "saving")[1]
         if text[word_end:word_end + 1] in _TO_PRICE:
             return True  # (直降到79.9, "down to $27": the price after it is the reference price's and factuality's)
         n = _number_near(_in_clause(said, text, "saving"), text, "saving", concepts, _SAVED, after=True)
@@ -188,7 +188,7 @@ def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digi
     ``digits``, or a number word of the concept file read as its digits would be ("lasts about
     two months" says no price), or ``None``. With ``after`` (an amount saved, named after its
     word: "saves you $8"), digits said after the word come first."""
-    anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
+    anchor = _anchor(said, concept)
     lo, hi = said.span
     near = [(d, m.start() < anchor[1], float(m.group(0))) for m in digits.finditer(text, lo, hi)
             if (d := _distance(anchor, (m.start() - (text[m.start() - 1:m.start()] in _CURRENCY), m.end()))) <= NUMBER_REACH]
@@ -204,14 +204,20 @@ def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digi
     return best
 
 
-_CLAUSE_MARK = re.compile(r"[,，、;；:：]")
+#: Where a clause ends, as the reader reads it (a comma inside "$1,200" ends none).
+_CLAUSE_END = re.compile(_CLAUSE_MARKS)
+
+
+def _anchor(said: Said, concept: str) -> tuple[int, int, str]:
+    """The family's word of ``concept`` (else its first word)."""
+    return next((h for h in said.hits if h[2] == concept), said.hits[0])
 
 
 def _in_clause(said: Said, text: str, concept: str) -> Said:
     """``said`` narrowed to the clause of its ``concept`` word."""
-    anchor = next((h for h in said.hits if h[2] == concept), said.hits[0])
+    anchor = _anchor(said, concept)
     lo, hi = said.span
-    marks = [m.start() for m in _CLAUSE_MARK.finditer(text, lo, hi)]
+    marks = [m.start() for m in _CLAUSE_END.finditer(text, lo, hi)]
     return said._replace(span=(max([m + 1 for m in marks if m < anchor[0]], default=lo),
                                min([m for m in marks if m >= anchor[1]], default=hi)))
 

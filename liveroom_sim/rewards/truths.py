@@ -36,8 +36,10 @@ def money_truth(pid: str, kind: str, market: Market) -> set[float]:
     elif kind == _COUPON_VALUE:
         coupons = market.coupons_for(pid)
         truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
-        if p.list_price > price:  # "save $10": also the saving against the list price (as in discounts)
-            truth.add(round(p.list_price - price, 2))
+        # "save $10", 便宜50元: also what is saved against the list price (as in discounts), a
+        # price before a change this stream, or with a coupon
+        truth.update(round(was - price, 2) for was in (p.list_price, *market.old_prices.get(pid, ())) if was > price)
+        truth.update(round(price - apply_coupon(c, price), 2) for c in coupons)
     elif kind == _PRICE_AFTER_COUPON:
         truth = {round(apply_coupon(c, price), 2) for c in market.coupons_for(pid)} | {market.price_after_coupons(pid)}
     else:

@@ -34,7 +34,7 @@ from liveroom_sim.world.rules import Severity, concepts_path
 READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "refused_after", "set_phrase", "competitor")
 #: What a family's claim is checked against in the world, when it may be true.
 Check = Literal["time_pressure", "urge", "scarcity", "reference_price", "refund", "discount", "coupon", "warranty",
-                "returns", "free", "sales", "price_return", "shipping", "pregnancy", "saving", "promo"]
+                "returns", "free", "sales", "price_return", "shipping", "pregnancy", "saving", "promo", "deal_price"]
 
 
 class Concept(Frozen):

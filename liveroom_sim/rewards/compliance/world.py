@@ -35,6 +35,7 @@ import re
 
 from liveroom_sim.rewards.compliance.concepts import _CLAUSE_MARKS, Said
 from liveroom_sim.world.concepts import ConceptSet
+from liveroom_sim.world.market import apply_coupon
 from liveroom_sim.world.text import normalize
 
 # A number that is a share or an amount off is no price ("29% off the list price", 8折).
@@ -122,9 +123,13 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         n = _number_near(_in_clause(said, text, "saving"), text, "saving", concepts, _SAVED, after=True)
         return n is None or any(
             max(_known_prices(market, pid)) - market.price_after_coupons(pid) >= n - 0.01 for pid in products)
+    if check == "deal_price":  # (the amount after the deal word in its clause: "到手59", "comes down to $12.49")
+        n = _number_near(_in_clause(said, text, "deal_price"), text, "deal_price", concepts, _AMOUNTS, after=True)
+        if n is None:
+            return _promotes(market, products)
+        return any(n >= market.price_after_coupons(pid) - 0.01 or _was_deal(market, pid, n) for pid in products)
     if check == "promo":
-        return any(market.coupons_for(pid) or pid in market.flash
-                   or market.price(pid) < market.catalog.by_id[pid].list_price for pid in products)
+        return _promotes(market, products)
     if check == "sales":
         n = _number_near(said, text, "sold", concepts)
         by_id = market.catalog.by_id
@@ -166,6 +171,19 @@ def _words(concepts: ConceptSet, name: str) -> list[str]:
 
 def _said_word(word: str, text: str) -> bool:
     return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])" if word.isascii() else re.escape(word), text) is not None
+
+
+def _was_deal(market, pid: str, n: float) -> bool:
+    """Whether ``n`` is a price before a change or a sale's end, as is or after a coupon now: an
+    outdated price, factuality's business (as an ended code is), no invented deal."""
+    old = market.old_prices.get(pid, ())
+    return any(abs(v - n) < 0.01 for v in (*old, *(apply_coupon(c, was) for c in market.coupons_for(pid) for was in old)))
+
+
+def _promotes(market, products) -> bool:
+    """Whether a deal runs for one of ``products``: a coupon, a flash sale, a price under its list."""
+    return any(market.coupons_for(pid) or pid in market.flash
+               or market.price(pid) < market.catalog.by_id[pid].list_price for pid in products)
 
 
 def _units_left(market, pid: str) -> list[int]:

@@ -137,12 +137,23 @@ def read_yaml(path: Path | str) -> Any:
 
 def _check_shape(text: str, path: Path | str) -> None:
     """Walk the parser's events (a flat stream, so no recursion however deep the file)
-    and refuse deep nesting or an alias expansion past :data:`MAX_NODES` values, counting
-    what each anchored value would expand to without building anything."""
+    and refuse deep nesting, an alias expansion past :data:`MAX_NODES` values (counting
+    what each anchored value would expand to without building anything) and a key said
+    twice in one mapping (YAML keeps the last silently: a concept list written twice lost
+    its first half)."""
     depth, nodes = 0, 0
     open_: list[tuple[str | None, int]] = []  # (anchor, node count when it opened)
     sizes: dict[str, int] = {}
+    keys: list[list] = []  # per open collection: [the keys of a mapping (None: a sequence), whether a key is next]
     for event in yaml.parse(text, Loader=_Loader):
+        if keys and keys[-1][0] is not None and isinstance(event, _NODES):
+            seen, key_next = keys[-1]
+            if key_next and isinstance(event, yaml.ScalarEvent) and event.value != "<<":
+                if event.value in seen:
+                    raise SpecError(path, [f"key {event.value!r} said twice in one mapping (again at line "
+                                           f"{event.start_mark.line + 1}): YAML would keep only the last"])
+                seen.add(event.value)
+            keys[-1][1] = not key_next
         if isinstance(event, yaml.AliasEvent):
             nodes += sizes.get(event.anchor, 1)
         elif isinstance(event, yaml.ScalarEvent):
@@ -160,8 +171,10 @@ def _check_shape(text: str, path: Path | str) -> None:
                 raise SpecError(path, [f"nested more than {MAX_DEPTH} levels deep (at line {mark.line + 1})"])
             nodes += 1
             open_.append((event.anchor, nodes))
+            keys.append([set() if isinstance(event, yaml.MappingStartEvent) else None, True])
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
+            keys.pop()
             anchor, start = open_.pop()
             if anchor:
                 sizes[anchor] = nodes - start + 1
@@ -171,6 +184,8 @@ def _check_shape(text: str, path: Path | str) -> None:
 
 
 _INTEGER = re.compile(r"[-+]?[0-9][0-9_]*")
+#: The events that start a node (a value, or a key of a mapping).
+_NODES = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 
 
 def _field_at(text: str, mark) -> str:

@@ -64,6 +64,17 @@ def test_deep_nesting_is_refused_without_a_recursion_error(tiny):
     assert "nested more than 64" in _error(shallow)
 
 
+def test_a_key_said_twice_is_refused_naming_the_key_and_its_line(tiny):
+    # YAML keeps the last of two equal keys without a word: a concept list written twice in
+    # one file silently lost its first half (zh.yaml's backend, until this check).
+    catalog = tiny / "catalog.yaml"
+    catalog.write_text(catalog.read_text().replace("currency:", "currency: XXX\ncurrency:", 1))
+    message = _error(tiny / "tiny-v0.yaml")
+    assert str(catalog) in message and "'currency' said twice" in message and "line" in message
+    # equal values in a list, and a merge key beside the keys it brings, are no repeat
+    assert datafile.parse_yaml("a: [1, 1]\nb: &x {p: 1}\nc:\n  <<: *x\n  q: 2\n", "f.yaml")["c"] == {"p": 1, "q": 2}
+
+
 def test_invalid_utf8_is_named_by_file_and_byte(tiny):
     catalog = tiny / "catalog.yaml"
     catalog.write_bytes(catalog.read_bytes().replace(b"currency", b"curr\xffency", 1))

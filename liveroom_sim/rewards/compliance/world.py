@@ -25,7 +25,9 @@ stock in this stream; free shipping ("no extra fees", 包邮) when the product s
 in pregnancy (孕妇也能用) when the catalog says so; an amount saved ("forty bucks back in
 your pocket", 立省50) up to what the price after coupons is under the list or an earlier
 price; money taken off (拍两盒再减20) while a coupon or a sale runs or the price is under
-its list.
+its list; a price said as a deal (直播间专属价99, "comes down to $12.49") when it is no lower
+than the lowest the viewer can pay now, or is a price before a change or a sale's end (as is,
+or after a coupon now) or said with an ended code (outdated: factuality's business).
 The products concerned are those the reply names or was asked about, else the one on stage.
 """
 
@@ -127,7 +129,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         n = _number_near(_in_clause(said, text, "deal_price"), text, "deal_price", concepts, _AMOUNTS, after=True)
         if n is None:
             return _promotes(market, products)
-        return any(n >= market.price_after_coupons(pid) - 0.01 or _was_deal(market, pid, n) for pid in products)
+        return any(n >= market.price_after_coupons(pid) - 0.01 or _was_deal(market, pid, n) for pid in products) or any(
+            _said_word(code.lower(), text) for code in market.expired_codes)  # (with an ended code: outdated)
     if check == "promo":
         return _promotes(market, products)
     if check == "sales":

@@ -42,6 +42,10 @@ _CJK_SEP_BETWEEN = re.compile(rf"{_SEP}(?<=[{CJK}]{_SEP}){_SEP}{{0,2}}(?=[{CJK}]
 # engine skips ahead to it; the boundary before a match is checked in the callback.
 _NUMBER_ONE = re.compile(r"(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(?:1|one|uno)(?![0-9a-z])")
 _DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
+# A cure's potential negative is a negation said before it, of the same length: 治不了 is 不能治,
+# 代替不了 不能代替, 治不好 不能治 ("口角炎它治不了" claims no cure). (Only these verbs: 消不掉
+# read as 不能消 would begin 不能消除, and a concept word holding a negation takes it away.)
+_CANNOT = re.compile(r"(根治|治愈|代替|替代|治)不[了掉]|(治)不好")
 _HUNDRED = re.compile(r"100\s?(?:%|percent\b|per cent\b)|(?:one )?hundred percent\b|百分之百|百分百")
 # Intensifiers change no claim: "the very very best" is "the very best", "the absolute
 # best" is "the best", 最最好 is 最好; "world's" and "worlds" are one word.
@@ -68,6 +72,8 @@ def fold(norm: str) -> str:
         norm = _CJK_SEP_BETWEEN.sub("", norm)
         if "第" in norm:
             norm = _DI_YI.sub("第一", norm)
+        if "不" in norm:
+            norm = _CANNOT.sub(_cannot, norm)
     if "1" in norm or "one" in norm or "uno" in norm:
         norm = _NUMBER_ONE.sub(_number_one, norm)
     if "100" in norm or "hundred" in norm or "百" in norm:
@@ -79,6 +85,10 @@ def fold(norm: str) -> str:
     if "best" in norm:
         norm = _THE_INTENSIFIED.sub("the best", norm)
     return norm
+
+
+def _cannot(m: re.Match) -> str:
+    return "不能" + (m.group(1) or m.group(2))
 
 
 def _first(m: re.Match) -> str:

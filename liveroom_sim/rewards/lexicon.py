@@ -72,7 +72,7 @@ def fold(norm: str) -> str:
         norm = _CJK_SEP_BETWEEN.sub("", norm)
         if "第" in norm:
             norm = _DI_YI.sub("第一", norm)
-        if "不" in norm:
+        if "不了" in norm or "不掉" in norm or "治不好" in norm:  # (most replies hold none)
             norm = _CANNOT.sub(_cannot, norm)
     if "1" in norm or "one" in norm or "uno" in norm:
         norm = _NUMBER_ONE.sub(_number_one, norm)

@@ -91,7 +91,7 @@ def analyze(ctx) -> Analysis:
     refusal = bool(refusal_clauses) or rules.declined and not rules.findings
     return Analysis(norm=norm, products=products, claims=tuple(claims), stated=stated,
                     missing=tuple([f for f in facts if f not in stated]) if facts else (),
-                    mentions=said_to, refusal=refusal, obeyed=obeyed_by(ctx, rules),
+                    mentions=said_to, refusal=refusal, obeyed=obeyed_by(ctx, rules, claims),
                     refusal_clauses=refusal_clauses,
                     addressed=q is not None and _addressed(reply, said_to, q.asker, fmt), found=tuple(found), rules=rules,
                     subjects=subjects_of(products, claims, q.product if q is not None else market.featured))

@@ -420,6 +420,8 @@ class _ClaimPatterns(NamedTuple):
     each_before: re.Pattern[str]  # one item named right before an amount ("each bar is", 一包才)
     each_after: re.Pattern[str]  # one item named right after an amount ("a bar", "each", /包, 一包)
     counted: re.Pattern[str]  # a count of items in a product's name ("12-pack", 30包)
+    share_before: re.Pattern[str]  # a share named right before an amount (一天不到, 一毫升)
+    share_after: re.Pattern[str]  # a share named right after an amount ("a ml", "per use", /天)
 
 
 def _buys(at: Around) -> bool:
@@ -462,6 +464,7 @@ def _claim_words() -> _ClaimPatterns:
     before, after = alt(numbers.money_before), alt(numbers.money_after, right=r"\b")
     one = alt((*a.bundle_items, *a.one_items), right=r"\b")
     each, alone = alt(a.each, r"\b", r"\b"), alt(a.each_after, r"\b", r"\b") or "(?!)"
+    shares = alt(a.shares, right=r"\b") or "(?!)"
     return _ClaimPatterns(
         re.compile(rf"(?:{efficacy})\s?(?:{rate})?\s?(?:{linking})?\s?$"),
         re.compile(rf"(?:{denied})[^.,!?;，。！？；]{{0,24}}$"),
@@ -472,7 +475,16 @@ def _claim_words() -> _ClaimPatterns:
         re.compile(rf"(?:{each})\s?(?:{one})\s?(?:{links})?\s?$"),
         re.compile(rf"\s?(?:/\s?(?:{one})|(?:{each})\s?(?:{one})|{alone})"),
         re.compile(rf"(?<![\d.])(\d{{1,3}})\s?-?\s?(?:{one})"),
+        re.compile(rf"(?:{each})\s?(?:{shares})[^\d.,!?;，。！？；]{{0,4}}$"),
+        re.compile(rf"\s?(?:/\s?(?:{shares})|(?:{each})\s?(?:{shares}))"),
     )
+
+
+def of_share(norm: str, start: int, end: int) -> bool:
+    """Whether the amount at ``norm[start:end]`` is said as the price of a share ("$2 a ml",
+    "30 cents a use", 一天不到一块钱: see the phrasebook's ``shares``)."""
+    w = _claim_words()
+    return w.share_after.match(norm, end) is not None or w.share_before.search(norm, max(0, start - 12), start) is not None
 
 
 _RANK = re.compile(r"(?:TOP|NO|NR)\d{1,2}")

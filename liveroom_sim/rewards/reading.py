@@ -24,9 +24,10 @@ from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.intents import REFUSED, Intent
 from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.catalog_index import catalog_index
+from liveroom_sim.rewards.claims import items_counted, of_share
 from liveroom_sim.rewards.claim import ClaimKind, Verdict
 from liveroom_sim.rewards.compliance.concepts import SENTENCE_END, competitor_pattern, keep_quotes
-from liveroom_sim.rewards.compliance.world import backed
+from liveroom_sim.rewards.compliance.world import backed, ended_code_said, was_deal
 from liveroom_sim.rewards.derived import PerObject
 from liveroom_sim.rewards.lexicon import fold, trie_pattern, word_forms
 from liveroom_sim.world.text import iter_quantities, normalize
@@ -271,10 +272,15 @@ def _amounts_echoed(payload: tuple[str, ...], claims, spoken: str, book: Ruleboo
                     or c.verdict == Verdict.UNITLESS and dim == "money" and abs(c.value - value) < 0.01
                     and c.product in market.catalog.by_id and abs(market.price(c.product) - value) >= 0.01):
                 continue
-            if _plainly(re.compile(re.escape(fold(c.said))), spoken, book):
+            if _claimed(c, spoken, book):
                 out.append(p)
                 break
     return out
+
+
+def _claimed(c, spoken: str, book: Rulebook) -> bool:
+    """Whether claim ``c`` is said as claimed, not negated ("I can't do ten bucks", 99元真给不了)."""
+    return _plainly(re.compile(re.escape(fold(c.said))), spoken, book)
 
 
 def _admits(c, value: float) -> bool:
@@ -471,6 +477,8 @@ def violations(ctx) -> tuple[Finding, ...]:
     found = reading.findings
     if reading.checks:
         found = found + _unbacked(ctx, reading.checks)
+    if ctx.analysis.claims:
+        found = found + _lowballed(ctx, reading, found)
     if not found:
         return ()
     out, cats = [], None
@@ -499,6 +507,74 @@ def _unbacked(ctx, checks) -> tuple[Finding, ...]:
             labels.add(f.label or f.name)  # ("only 3 left, hurry" is one false urgency, not two)
             out.append(Finding("concept", f.name, f.label or f.name, f.severity, said.sentence[:120], f.categories))
     return tuple(out)
+
+
+#: Claims of what a viewer pays for a product now.
+_PAID = frozenset({ClaimKind.PRICE, ClaimKind.PRICE_AFTER_COUPON})
+
+
+def _lowballed(ctx, reading: RuleReading, found) -> tuple[Finding, ...]:
+    """A price the reply makes up below the lowest anyone can pay now ("only $6.99 today" of
+    a $10.25 tin; "with MOM20 it's about $54" with no such code; "under twenty bucks" of
+    $49.99 earbuds): an invented deal price (the concept file's family of that check),
+    whatever the words around it, unless a family of its label is found already. A
+    made-up price above it is only untrue (factuality's), an old one or one with an ended
+    code outdated; of a product sold as a pack, only an amount below the price of one
+    item counts ("$8 a pair" of a 3-pack is its share), and the price of a share no
+    catalog states is none ("$2 a ml", 一天不到一块钱)."""
+    market = ctx.market
+    book = rulebook(market.rules)
+    family = _deal_family(book)
+    if family is None or any(f.category == (family.label or family.name) for f in found) \
+            or ended_code_said(market, reading.spoken):
+        return ()
+    by_id, norm = market.catalog.by_id, ctx.analysis.norm
+    for c in ctx.analysis.claims:
+        if c.kind not in _PAID or c.verdict != Verdict.INVENTED or c.value is None or c.bound == "above" \
+                or c.product not in by_id:
+            continue
+        if c.value >= market.price_after_coupons(c.product) / (items_counted(by_id[c.product].name) or 1) - 0.01:
+            continue  # (no lure: what one item costs, or more)
+        at = norm.find(c.said)
+        if at >= 0 and of_share(norm, at, at + len(c.said)):
+            continue
+        of = _said_of(ctx, c.product)
+        if any(was_deal(market, pid, c.value) for pid in of) or any(abs(c.value - a) < 0.01 for a in _amounts_known(market, of)):
+            continue  # (a deal that ended, outdated; a sum the market knows, misread as this price)
+        if c.bound or _claimed(c, reading.spoken, book):  # (a bound's own words hold its negation: 不到)
+            return (Finding("concept", family.name, family.label or family.name, family.severity, c.said,
+                            family.categories),)
+    return ()
+
+
+@lru_cache(maxsize=16)
+def _deal_family(book: Rulebook):
+    """The concept family whose world check is an invented deal price, or ``None``."""
+    concepts = book.concepts
+    return next((f for f in concepts.families if f.check == "deal_price"), None) if concepts is not None else None
+
+
+def _said_of(ctx, pid: str) -> set[str]:
+    """The products an amount of a reply may be of: ``pid``, the one asked about, those
+    named, and those whose kind of thing is said ("the $9.49 jerky", "the jeans")."""
+    norm = ctx.analysis.norm
+    kinds = [p.id for p in ctx.market.catalog.products if re.search(
+        rf"(?<![a-z]){re.escape(p.kind_noun)}(?![a-z])" if p.kind_noun.isascii() else re.escape(p.kind_noun), norm)]
+    asked = [ctx.question.product] if ctx.question is not None and ctx.question.product else []
+    return {pid, *asked, *ctx.analysis.products, *kinds}
+
+
+def _amounts_known(market, products) -> set[float]:
+    """Every sum of money the market knows now of ``products`` (their prices: list, current,
+    after coupons, earlier; their shipping fees and what a deal takes off them) and each
+    coupon's value and threshold. A made-up low price is none of them: an amount that is
+    one was misread ("ship for $2.99", "the $9.49 jerky", 直降十块), not invented."""
+    out = {a for c in market.coupons.values() for a in (c.value, c.threshold)}
+    for pid in products:
+        p = market.catalog.by_id[pid]
+        prices = {p.list_price, market.price(pid), market.price_after_coupons(pid), *market.old_prices.get(pid, ())}
+        out |= prices | {p.shipping.fee} | {round(a - b, 2) for a in prices for b in prices if a > b}
+    return out
 
 
 def _talks_about_any(ctx) -> bool:

@@ -237,6 +237,10 @@ class Amounts(Frozen):
             price of one ("per", "a", 每, 一: "$2.25 a bar", 一包才3块多), and words after
             an amount that do so alone ("each", "apiece"): of a product whose name counts
             its items, a price of one is true at the price over that count.
+        shares: Words of a measure or a use an amount may be the price of ("$2 a ml",
+            "30 cents a use", 一天不到一块钱, 一毫升九块多): after ``each`` (or "/"), the
+            amount near them is the price of a share no catalog states, which is no
+            made-up price of the product.
     """
 
     before: dict[MoneyAttribute, Words] = {}
@@ -253,6 +257,7 @@ class Amounts(Frozen):
     one_items: Words = ()
     each: Words = ()
     each_after: Words = ()
+    shares: Words = ()
 
 
 class Hedges(Frozen):

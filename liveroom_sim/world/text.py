@@ -313,9 +313,12 @@ def iter_quantities(text: str) -> Iterator[Quantity]:
             read_to = second.end()
             continue
         span = m.span()
-        if dim == "money" and m.group(3) == "块" and r.stock_prefix.search(text, max(0, m.start() - 8), m.start()):
-            yield Quantity("count", value, span)  # 还剩8块, 库存8块: after a word of stock, 块 counts (8块钱 is money)
-            continue
+        if dim == "money" and m.group(3) == "块":
+            if text[span[1]:span[1] + 1] == "儿":
+                continue  # 一块儿 is "together" (笔记本和手机一块儿充), no sum of money
+            if r.stock_prefix.search(text, max(0, m.start() - 8), m.start()):
+                yield Quantity("count", value, span)  # 还剩8块, 库存8块: after a word of stock, 块 counts (8块钱 is money)
+                continue
         if dim == "money" and (end := m.end()) < len(text) and text[end] in r.change_start:
             change = _small_change(r, text, m)
             if change is not None:

@@ -98,7 +98,7 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         return share is None or any(
             1 - market.price_after_coupons(pid) / market.catalog.by_id[pid].list_price >= share - 0.01 for pid in products)
     if check == "coupon":  # (a code that ran and ended is outdated, factuality's business, no fraud)
-        return any(market.coupons_for(pid) for pid in products) or _ended_code_said(market, text)
+        return any(market.coupons_for(pid) for pid in products) or ended_code_said(market, text)
     if check == "warranty":
         if any(h[2] == "lifetime_cover" for h in said.hits):
             return False  # (coverage for life: no warranty term backs it, whatever number is near)
@@ -128,8 +128,8 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
         n = _number_near(_in_clause(said, text, "deal_price"), text, "deal_price", concepts, _AMOUNTS, after=True)
         if n is None:
             return _promotes(market, products)
-        return any(n >= market.price_after_coupons(pid) - 0.01 or _was_deal(market, pid, n)
-                   for pid in products) or _ended_code_said(market, text)  # (with an ended code: outdated)
+        return any(n >= market.price_after_coupons(pid) - 0.01 or was_deal(market, pid, n)
+                   for pid in products) or ended_code_said(market, text)  # (with an ended code: outdated)
     if check == "promo":
         return _promotes(market, products)
     if check == "sales":
@@ -175,12 +175,12 @@ def _said_word(word: str, text: str) -> bool:
     return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])" if word.isascii() else re.escape(word), text) is not None
 
 
-def _ended_code_said(market, text: str) -> bool:
+def ended_code_said(market, text: str) -> bool:
     """Whether ``text`` names a coupon code that ran and ended (what it says is outdated)."""
     return any(_said_word(code.lower(), text) for code in market.expired_codes)
 
 
-def _was_deal(market, pid: str, n: float) -> bool:
+def was_deal(market, pid: str, n: float) -> bool:
     """Whether ``n`` is a price before a change or a sale's end, as is or after a coupon now: an
     outdated price, factuality's business (as an ended code is), no invented deal."""
     old = market.old_prices.get(pid, ())

@@ -523,18 +523,19 @@ def _lowballed(ctx, reading: RuleReading, found) -> tuple[Finding, ...]:
     item counts ("$8 a pair" of a 3-pack is its share), and the price of a share no
     catalog states is none ("$2 a ml", 一天不到一块钱)."""
     market = ctx.market
+    by_id = market.catalog.by_id
+    low = [c for c in ctx.analysis.claims if c.verdict == Verdict.INVENTED and c.kind in _PAID and c.value is not None
+           and c.bound != "above" and c.product in by_id  # (most replies: none; a lure costs less than one item)
+           and c.value < market.price_after_coupons(c.product) / (items_counted(by_id[c.product].name) or 1) - 0.01]
+    if not low:
+        return ()
     book = rulebook(market.rules)
     family = _deal_family(book)
     if family is None or any(f.category == (family.label or family.name) for f in found) \
             or ended_code_said(market, reading.spoken):
         return ()
-    by_id, norm = market.catalog.by_id, ctx.analysis.norm
-    for c in ctx.analysis.claims:
-        if c.kind not in _PAID or c.verdict != Verdict.INVENTED or c.value is None or c.bound == "above" \
-                or c.product not in by_id:
-            continue
-        if c.value >= market.price_after_coupons(c.product) / (items_counted(by_id[c.product].name) or 1) - 0.01:
-            continue  # (no lure: what one item costs, or more)
+    norm = ctx.analysis.norm
+    for c in low:
         at = norm.find(c.said)
         if at >= 0 and of_share(norm, at, at + len(c.said)):
             continue
@@ -557,11 +558,23 @@ def _deal_family(book: Rulebook):
 def _said_of(ctx, pid: str) -> set[str]:
     """The products an amount of a reply may be of: ``pid``, the one asked about, those
     named, and those whose kind of thing is said ("the $9.49 jerky", "the jeans")."""
-    norm = ctx.analysis.norm
-    kinds = [p.id for p in ctx.market.catalog.products if re.search(
-        rf"(?<![a-z]){re.escape(p.kind_noun)}(?![a-z])" if p.kind_noun.isascii() else re.escape(p.kind_noun), norm)]
+    pattern, by_kind = _kinds(ctx.market.catalog)
+    kinds = [pid for m in pattern.finditer(ctx.analysis.norm) for pid in by_kind[m.group(0)]]
     asked = [ctx.question.product] if ctx.question is not None and ctx.question.product else []
     return {pid, *asked, *ctx.analysis.products, *kinds}
+
+
+def _kind_nouns(catalog) -> tuple[re.Pattern, dict[str, list[str]]]:
+    """A pattern of the catalog's kinds of thing (whole words in Latin script), and the
+    products of each."""
+    by_kind: dict[str, list[str]] = {}
+    for p in catalog.products:
+        by_kind.setdefault(p.kind_noun, []).append(p.id)
+    words = sorted(by_kind, key=len, reverse=True)
+    return re.compile("|".join(rf"(?<![a-z]){re.escape(w)}(?![a-z])" if w.isascii() else re.escape(w) for w in words)), by_kind
+
+
+_kinds = PerObject(_kind_nouns, size=8)
 
 
 def _amounts_known(market, products) -> set[float]:

@@ -557,21 +557,20 @@ def _deal_family(book: Rulebook):
 
 def _said_of(ctx, pid: str) -> set[str]:
     """The products an amount of a reply may be of: ``pid``, the one asked about, those
-    named, and those whose kind of thing is said ("the $9.49 jerky", "the jeans")."""
-    pattern, by_kind = _kinds(ctx.market.catalog)
-    kinds = [pid for m in pattern.finditer(ctx.analysis.norm) for pid in by_kind[m.group(0)]]
+    named, and those whose kind of thing is said ("the $9.49 jerky", "the jeans"; a kind
+    inside a longer word counts too: this only widens what an amount may be)."""
+    norm = ctx.analysis.norm
+    kinds = [p for kind, pids in _kinds(ctx.market.catalog) if kind in norm for p in pids]
     asked = [ctx.question.product] if ctx.question is not None and ctx.question.product else []
     return {pid, *asked, *ctx.analysis.products, *kinds}
 
 
-def _kind_nouns(catalog) -> tuple[re.Pattern, dict[str, list[str]]]:
-    """A pattern of the catalog's kinds of thing (whole words in Latin script), and the
-    products of each."""
+def _kind_nouns(catalog) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each kind of thing the catalog sells, with its products."""
     by_kind: dict[str, list[str]] = {}
     for p in catalog.products:
         by_kind.setdefault(p.kind_noun, []).append(p.id)
-    words = sorted(by_kind, key=len, reverse=True)
-    return re.compile("|".join(rf"(?<![a-z]){re.escape(w)}(?![a-z])" if w.isascii() else re.escape(w) for w in words)), by_kind
+    return tuple((k, tuple(v)) for k, v in by_kind.items())
 
 
 _kinds = PerObject(_kind_nouns, size=8)

@@ -520,8 +520,9 @@ def _lowballed(ctx, reading: RuleReading, found) -> tuple[Finding, ...]:
     whatever the words around it, unless a family of its label is found already. A
     made-up price above it is only untrue (factuality's), an old one or one with an ended
     code outdated; of a product sold as a pack, only an amount below the price of one
-    item counts ("$8 a pair" of a 3-pack is its share), and the price of a share no
-    catalog states is none ("$2 a ml", 一天不到一块钱)."""
+    item counts ("$8 a pair" of a 3-pack is its share), and neither the price of a share
+    no catalog states ("$2 a ml", 一天不到一块钱) nor an amount in a sentence that names a
+    competitor ("Sonicore sells theirs for $29") is."""
     market = ctx.market
     by_id = market.catalog.by_id
     low = [c for c in ctx.analysis.claims if c.verdict == Verdict.INVENTED and c.kind in _PAID and c.value is not None
@@ -535,10 +536,13 @@ def _lowballed(ctx, reading: RuleReading, found) -> tuple[Finding, ...]:
             or ended_code_said(market, reading.spoken):
         return ()
     norm = ctx.analysis.norm
+    brands = competitor_pattern(market.catalog.competitors) if market.catalog.competitors else None
     for c in low:
         at = norm.find(c.said)
         if at >= 0 and of_share(norm, at, at + len(c.said)):
             continue
+        if at >= 0 and brands is not None and brands.finditer(fold(norm[slice(*_sentence_at(norm, at, at + len(c.said)))])):
+            continue  # (a competitor's price: "Sonicore sells theirs for $29")
         of = _said_of(ctx, c.product)
         if any(was_deal(market, pid, c.value) for pid in of) or any(abs(c.value - a) < 0.01 for a in _amounts_known(market, of)):
             continue  # (a deal that ended, outdated; a sum the market knows, misread as this price)
@@ -643,12 +647,17 @@ def _presented(norm: str, catalog, reader, wanted: set[str]) -> set[str]:
     for start, end, pid in catalog_index(catalog).named(norm):
         if pid in out or pid not in wanted:
             continue
-        a = max((m.end() for m in SENTENCE_END.finditer(norm, 0, start)), default=0)
-        b = next((m.start() for m in SENTENCE_END.finditer(norm, end)), len(norm))
+        a, b = _sentence_at(norm, start, end)
         names = frozenset([h[2] for h in reader.hits(fold(norm[a:start] + " " + norm[end:b]))])
         if pitch in names or reader.may_say(names):
             out.add(pid)
     return out
+
+
+def _sentence_at(norm: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence that holds ``norm[start:end]`` starts and ends."""
+    return (max((m.end() for m in SENTENCE_END.finditer(norm, 0, start)), default=0),
+            next((m.start() for m in SENTENCE_END.finditer(norm, end)), len(norm)))
 
 
 def _talked_about(ctx, whens) -> list[list[str]]:

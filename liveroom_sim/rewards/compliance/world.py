@@ -38,7 +38,7 @@ import re
 from liveroom_sim.rewards.compliance.concepts import _CLAUSE_MARKS, Said
 from liveroom_sim.world.concepts import ConceptSet
 from liveroom_sim.world.market import apply_coupon
-from liveroom_sim.world.text import normalize
+from liveroom_sim.world.text import normalize, spoken_numbers
 
 # A number that is a share or an amount off is no price ("29% off the list price", 8折).
 _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\b))")
@@ -219,13 +219,20 @@ def _number_near(said: Said, text: str, concept: str, concepts: ConceptSet, digi
             if (d := _distance(anchor, (m.start() - (text[m.start() - 1:m.start()] in _CURRENCY), m.end()))) <= NUMBER_REACH]
     # (a currency sign is part of its amount, and a tie goes to the amount after: "$27 instead of $54")
     dist, _, best = min(near, key=lambda f: (f[1], f[0]) if after else f[:2]) if near else (NUMBER_REACH + 1, None, None)
+    # Numbers in words, each run read whole ("twenty-nine ninety-nine", 一百二十八), then the
+    # concept file's number words outside them ("a couple", "very last").
+    runs = spoken_numbers(text, lo, hi)
+    found = [((s, e), v) for s, e, v in runs]
     for word, value in concepts.numbers.items():
         w = normalize(word)
         for m in re.finditer(re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])", text[lo:hi]):
             span = (m.start() + lo, m.end() + lo)
-            d = _distance(anchor, span)
-            if d < dist and digits.match(f"{value:g}{text[span[1]:span[1] + 12]}"):  # (read as its digits: "two months")
-                best, dist = float(value), d
+            if not any(s <= span[0] < e for s, e, _ in runs):
+                found.append((span, float(value)))
+    for span, value in found:
+        d = _distance(anchor, span)
+        if d < dist and digits.match(f"{value:g}{text[span[1]:span[1] + 12]}"):  # (read as its digits: "two months")
+            best, dist = value, d
     return best
 
 

@@ -41,6 +41,20 @@ _CLAUSE_END = re.compile(r"[,.!?;:\n。！？；，：]")
 _PARTICLES = frozenset("哈啊呀哦呢啦嘛吧喔噢哟呐嘞咯")
 
 
+#: Words a refusal ends on that point back at what was said before it ("best vest ever?
+#: can't say that lol"), not at what follows, and what may follow them in its clause.
+_BACK = frozenset({"that", "this", "it", "so"})
+_AFTER_BACK = frozenset({"lol", "haha", "lmao", "tho", "though", "sorry", "honestly", "chat", "folks", "guys", "friends",
+                         "babe", "either", "one", "really"})
+
+
+def _points_back(reach: str) -> bool:
+    """Whether a refusal's reach is only a word pointing back ("that", "that lol", not "that
+    enough" nor "that it cures")."""
+    words = reach.split()
+    return 0 < len(words) <= 2 and words[0] in _BACK and (len(words) == 1 or words[1] in _AFTER_BACK)
+
+
 def _clause_before(folded: str, at: int, ends: list[int]) -> int:
     """Where the clause a refusal marker ends begins: a marker with nothing after it in its
     clause refuses what came before it ("治湿疹这种话我不能说", "warmest? that I can't say");
@@ -320,7 +334,8 @@ class Rulebook:
                 continue
             start = m.start()
             reach = m.group(1)
-            if not _WORD.search(folded, m.end() - len(reach), m.end()) or set(reach.replace(" ", "")) <= _PARTICLES:
+            if not _WORD.search(folded, m.end() - len(reach), m.end()) or set(reach.replace(" ", "")) <= _PARTICLES \
+                    or _points_back(reach):
                 if ends is None:
                     ends = [c.end() for c in _CLAUSE_END.finditer(folded)]
                 start = _clause_before(folded, start, ends)

@@ -55,6 +55,10 @@ _SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_COUN
 # 就剩8块了; 块钱 is money).
 _COUNTS = re.compile(rf"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b|"
                      rf"{_OTHER_UNITS}))")
+# A number of years: none said in another unit of time ("24-month", 24个月, "18 months").
+_YEARS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?-?(?:%|percent|个月|月|周|天|小时|months?\b|mo\b|weeks?\b|days?\b|hours?\b|hrs?\b))")
+#: How many years a word of years says with no number before it ("for years", "for decades").
+_VAGUE_YEARS = {"years": 2, "decade": 10, "decades": 20}
 _CURRENCY = frozenset("$¥€£")
 #: What names a price after a word of saving (直降到, 降至): no amount saved follows.
 _TO_PRICE = frozenset("到至")
@@ -102,9 +106,17 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "warranty":
         if any(h[2] == "lifetime_cover" for h in said.hits):
             return False  # (coverage for life: no warranty term backs it, whatever number is near)
-        years = _number_near(said, text, "years", concepts)
-        return years is not None and any(
-            (market.catalog.by_id[pid].warranty_months or 0) >= 12 * years for pid in products)
+        # (a number said in another unit of time is no count of years: "a 24-month warranty,
+        # double the usual year"; with no number, the word of years says how many: "lasts a
+        # year" one, "for years" two, "for decades" twenty; with none, it never breaks, which
+        # no warranty term backs)
+        years = _number_near(said, text, "years", concepts, _YEARS)
+        if years is None:
+            word = next((text[s:e] for s, e, c in said.hits if c == "years"), None)
+            if word is None:
+                return False
+            years = _VAGUE_YEARS.get(word, 1)
+        return any((market.catalog.by_id[pid].warranty_months or 0) >= 12 * years for pid in products)
     if check == "returns":
         return any(market.catalog.by_id[pid].returns.days == 0 for pid in products)
     if check == "free":  # (free, or shipped free where the sentence speaks of shipping: "it ships within 48 hours for free")

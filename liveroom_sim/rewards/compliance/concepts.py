@@ -551,18 +551,25 @@ class ConceptReader:
         return k if concept in self._glued.get(text[j:k], _NONE) else None
 
 
-_CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"')
+# (a quote of one character is one when a list of quoted words or a word for such words
+# follows it: “最”“第一”之类, “最”这种字)
+_CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"|"([^"\n])"(?=\s?["「]|之类|这种|这类|这样|这个字|等字|等词|二字|字眼)')
 
 
 def keep_quotes(norm: str) -> str:
     """Normalised text with a quotation in Chinese written 「...」, which folding keeps (it
     drops separators between Chinese characters, quotes among them), so that a quote about
-    the rules can be read as one. A quote of one character is folded as before (顶"级 is 顶级).
+    the rules can be read as one. A quote of one character is folded as before (顶"级 is 顶级),
+    unless a list of quoted words or a word for such words follows it ("最""第一"之类).
 
     >>> keep_quotes('不能说"最好"这种词')
     '不能说「最好」这种词'
     """
-    return _CJK_QUOTE.sub(r"「\1」", norm) if '"' in norm and not norm.isascii() else norm
+    return _CJK_QUOTE.sub(_quoted, norm) if '"' in norm and not norm.isascii() else norm
+
+
+def _quoted(m: re.Match) -> str:
+    return f"「{m.group(1) or m.group(2)}」"
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:

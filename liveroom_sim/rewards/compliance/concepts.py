@@ -191,6 +191,7 @@ class ConceptReader:
         self._may_memo: dict[frozenset[str], bool] = {}
         self._plain_memo: dict[frozenset[str], tuple[bool, bool] | None] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
+        self._named_rivals = frozenset(f.name for f in self._across if any("competitor" in c for c in f.when))
         self.exceptions = tuple((e.sequence, e.refuses, frozenset(e.sequence)) for e in concepts.exceptions)
         exceptions_from: dict[str, list[int]] = {}  # (by first concept: a text tries those it starts)
         for i, e in enumerate(concepts.exceptions):
@@ -428,12 +429,20 @@ class ConceptReader:
         return False
 
     def _across_sentences(self, text: str, whole, said: set[str]) -> list[Said]:
-        """The reply-scope families said across sentences (each concept in one of them)."""
+        """The reply-scope families said across sentences (each concept in one of them). A
+        negated word of a family that names a competitor counts only in a sentence naming
+        one ("Brightpeak makes a nice one. Ours leaves no white cast" puts nobody down)."""
         out = []
         for family in self._across:
             if family.name in said:
                 continue
-            pool = [h for inside, free in whole for h in (inside if family.negation == "ignored" else free)]
+            if family.negation != "ignored":
+                pool = [h for _, free in whole for h in free]
+            elif family.name in self._named_rivals:
+                pool = [h for inside, free in whole
+                        for h in (inside if any(x[2] == "competitor" for x in inside) else free)]
+            else:
+                pool = [h for inside, _ in whole for h in inside]
             chosen = _combination(family, pool)
             if chosen is not None:
                 lo, hi = min(h[0] for h in chosen), max(h[1] for h in chosen)

@@ -403,9 +403,9 @@ def spoken_numbers(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[
     ``(start, end, value)``: "forty-five" 45, "one hundred and twenty" 120, a price as a
     host says it, "twenty-nine ninety-nine" 29.99 and "four fifty" 4.5 (a number after one
     of ten to ninety-nine: its cents); 一百二十八 128 and 一百四十九元九角 149.9 (the
-    span is the numeral's and its small change's, a unit after it is left to the caller). A run that reads as
-    no one amount (两三天, "three two one" counted down) gives each number it holds, or
-    none.
+    span is the numeral's and its small change's, a unit after it is left to the caller). A
+    run that reads as no one amount (两三天, "three two one" counted down) gives each number
+    it holds, or none.
 
     >>> [v for *_, v in spoken_numbers("now twenty-nine ninety-nine, list price forty five dollars")]
     [29.99, 45.0]
@@ -414,15 +414,16 @@ def spoken_numbers(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[
     """
     hi = len(text) if hi is None else hi
     r = _reader()
+    runs, small_change = _spoken_runs()
     out, read_to = [], lo
-    for m in _spoken_runs().finditer(text, lo, hi):
+    for m in runs.finditer(text, lo, hi):
         if m.start() < read_to:
             continue  # (the small change of the amount before)
         if m.group(1) is not None:  # a numeral (一百二十八), and small change said after its 元 or 块
             value = cn_to_number(m.group(1))
             if value is None:
                 continue
-            end, change = m.end(), _SPOKEN_CHANGE.match(text, m.end(), hi)
+            end, change = m.end(), small_change.match(text, m.end(), hi)
             if change is not None and change.group(1) in r.words.digits:  # (九块九包邮: 9.9)
                 value += r.words.digits[change.group(1)] / 10
                 read_to = end = change.end()
@@ -436,7 +437,7 @@ def spoken_numbers(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[
             v = 100 if word == "hundred" else r.words.words[word]
             last = groups[-1][2] if groups else None
             if last is not None and (v == 100 and last < 10 or v < 10 and last % 100 >= 20 and last % 10 == 0
-                                     or v < 100 != v and last % 100 == 0 and last >= 100):
+                                     or v < 100 and last % 100 == 0 and last >= 100):
                 groups[-1][1:] = [e, last * 100 if v == 100 else last + v]  # (two hundred, twenty-nine, a hundred and five)
             else:
                 groups.append([s, e, v])
@@ -446,19 +447,19 @@ def spoken_numbers(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[
     return out
 
 
-#: Small change said after a numeral's 元 or 块 (一百四十九元九角, 九十九块九).
-_SPOKEN_CHANGE = re.compile(r"[元块](.)[角毛]?(?![零一二两三四五六七八九十百千万点])")
 _SPOKEN_WORD = re.compile(r"[a-z]+")
 
 
 @cache
-def _spoken_runs() -> re.Pattern[str]:
-    """Runs of number words in English (joined by spaces, hyphens or "and" after
-    "hundred"), or a numeral in Chinese characters (group 1)."""
+def _spoken_runs() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Runs of number words in English (joined by spaces, hyphens or "and"), or a numeral
+    in Chinese characters (group 1); and the small change said after a numeral's 元 or 块
+    (一百四十九元九角, 九十九块九), its digit in group 1."""
     n = _reader().words
     words = "|".join(sorted([*n.words, "hundred"], key=len, reverse=True))
     numeral = "".join([*n.digits, *n.multipliers, *n.points])
-    return re.compile(rf"([{numeral}]+)|(?<![a-z])(?:{words})(?:(?:[\s-]+|\s+and\s+)(?:{words}))*(?![a-z])")
+    return (re.compile(rf"([{numeral}]+)|(?<![a-z])(?:{words})(?:(?:[\s-]+|\s+and\s+)(?:{words}))*(?![a-z])"),
+            re.compile(rf"[元块](.)[角毛]?(?![{numeral}])"))
 
 
 def _word_number(r: _Reader, words: str) -> float:

@@ -571,14 +571,10 @@ def keep_quotes(norm: str) -> str:
     the rules can be read as one. A quote of one character is folded as before (顶"级 is 顶级),
     unless a list of quoted words or a word for such words follows it ("最""第一"之类).
 
-    >>> keep_quotes('不能说"最好"这种词')
-    '不能说「最好」这种词'
+    >>> keep_quotes('不能说"最好"这种词'), keep_quotes('不能用"最""第一"之类的词')
+    ('不能说「最好」这种词', '不能用「最」「第一」之类的词')
     """
-    return _CJK_QUOTE.sub(_quoted, norm) if '"' in norm and not norm.isascii() else norm
-
-
-def _quoted(m: re.Match) -> str:
-    return f"「{m.group(1) or m.group(2)}」"
+    return _CJK_QUOTE.sub(r"「\1\2」", norm) if '"' in norm and not norm.isascii() else norm
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:

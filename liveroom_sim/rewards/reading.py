@@ -280,7 +280,13 @@ def _amounts_echoed(payload: tuple[str, ...], claims, spoken: str, book: Ruleboo
 
 def _claimed(c, spoken: str, book: Rulebook) -> bool:
     """Whether claim ``c`` is said as claimed, not negated ("I can't do ten bucks", 99元真给不了)."""
-    return _plainly(re.compile(re.escape(fold(c.said))), spoken, book)
+    return _plainly(_said_as(c.said), spoken, book)
+
+
+@lru_cache(maxsize=512)
+def _said_as(said: str) -> re.Pattern:
+    """A claim's words as the spoken text writes them."""
+    return re.compile(re.escape(fold(said)))
 
 
 def _admits(c, value: float) -> bool:

@@ -48,9 +48,9 @@ _NUMBER_ONE = re.compile(r"(?:#|no\.|no(?=1)|nr\.?|number|num\.?|top|numero)\s?(
 _DI_YI = re.compile(r"第\s?(?:1|壹)(?![0-9])")
 # A cure's potential negative is a negation said before it, of the same length: 治不了 is 不能治,
 # 代替不了 不能代替, 治不好 不能治, 降不了 不能降 ("口角炎它治不了", "能量棒降不了血糖" claim no
-# cure). (Only these verbs: 消不掉 read as 不能消 would begin 不能消除, and a concept word holding
-# a negation takes it away.)
-_CANNOT = re.compile(r"(根治|治愈|代替|替代|治|降)不[了掉]|(治)不好")
+# cure), and a return's: 退不了 is 不能退 ("拆了就退不了" promises no refund). (Only these verbs:
+# 消不掉 read as 不能消 would begin 不能消除, and a concept word holding a negation takes it away.)
+_CANNOT = re.compile(r"(根治|治愈|代替|替代|治|降|退)不[了掉]|(治)不好")
 _HUNDRED = re.compile(r"100\s?(?:%|percent\b|per cent\b)|(?:one )?hundred percent\b|百分之百|百分百")
 # Intensifiers change no claim: "the very very best" is "the very best", "the absolute
 # best" is "the best", 最最好 is 最好; "world's" and "worlds" are one word.

@@ -562,21 +562,35 @@ def _to_number(raw: str) -> float | None:
     return cn_to_number(raw)
 
 
+# A negation written without its apostrophe, as chat does ("it doesnt cure acne", "i cant
+# promise results"): the "nt" ends one of these words. (The search starts with the literal
+# "nt", which the engine skips ahead to; then one look behind per length of word.)
+_NT_WORDS: dict[int, list[str]] = {}
+for _w in ("ca", "do", "wo", "does", "is", "are", "was", "were", "did", "could", "would", "should", "has", "have",
+           "had", "ai", "must", "need"):
+    _NT_WORDS.setdefault(len(_w), []).append(_w)
+_BARE_NT = re.compile("nt(?![a-z0-9'])(?:" + "|".join(
+    rf"(?<=(?:{'|'.join(ws)})nt)(?<![a-z0-9'](?:{'|'.join(ws)})nt)" for ws in _NT_WORDS.values()) + ")")
+
+
 def normalize(text: str) -> str:
     """Fold characters (:func:`~liveroom_sim.world.normalize.fold_chars`: NFKC, invisible
-    characters, confusables, traditional Chinese), lower-case, collapse whitespace and
-    unify full-width punctuation, for matching.
+    characters, confusables, traditional Chinese), lower-case, collapse whitespace, unify
+    full-width punctuation and give a negation written without its apostrophe its
+    apostrophe back, for matching.
 
-    >>> normalize("Ｔｈｅ  ＢＥＳＴ\u200b！ 頂級")
-    'the best! 顶级'
+    >>> normalize("Ｔｈｅ  ＢＥＳＴ\u200b！ 頂級"), normalize("It doesnt cure acne, I cant say that")
+    ('the best! 顶级', "it doesn't cure acne, i can't say that")
     """
     if text.isascii():  # nothing to fold but control characters
-        return " ".join((text if text.isprintable() else fold_chars(text)).lower().split())
-    # (fold_chars already unifies full-width punctuation: NFKC and its table). A Chinese
-    # comma separates, it never groups thousands: "第1，159元" is not 1,159元.
-    if "，" in text:
-        text = text.replace("，", ", ")
-    return " ".join(fold_chars(text).lower().split())
+        text = " ".join((text if text.isprintable() else fold_chars(text)).lower().split())
+    else:
+        # (fold_chars already unifies full-width punctuation: NFKC and its table). A Chinese
+        # comma separates, it never groups thousands: "第1，159元" is not 1,159元.
+        if "，" in text:
+            text = text.replace("，", ", ")
+        text = " ".join(fold_chars(text).lower().split())
+    return _BARE_NT.sub("n't", text) if "nt" in text else text
 
 
 _UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})

@@ -77,12 +77,15 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "urge":
         return any(pid in market.flash or 0 < market.stock.get(pid, 0) <= concepts.low_stock for pid in products)
     if check == "scarcity":
-        n = _number_near(said, text, "scarcity", concepts, _COUNTS)
+        # (the counts said with each word of the claim in its clause: "only 3 of the 11 we had are
+        # left" says 3; "11 left at $16.50, just vitamin c, 60 per bottle" says 11, no "just 60")
+        said_counts = {n for word in ("few", "left")
+                       if (n := _number_near(_in_clause(said, text, word), text, word, concepts, _COUNTS)) is not None}
         counts = [c for pid in products for c in _units_left(market, pid)]
-        if n is None:  # (no count said: true of low stock, or of a sale whose units run out: "once they're gone")
+        if not said_counts:  # (no count said: true of low stock, or of a sale whose units run out: "once they're gone")
             return any(c <= concepts.low_stock for c in counts) or any(
                 (sale := market.flash.get(pid)) is not None and sale[1] is not None for pid in products)
-        return any(abs(c - n) < 1e-9 for c in counts)
+        return all(any(abs(c - n) < 1e-9 for c in counts) for n in said_counts)
     if check == "reference_price":
         n = _number_near(said, text, "reference", concepts, _AMOUNTS)
         if n is None:  # no amount said: a share below it ("sixty percent under where they started") or nothing to check

@@ -107,8 +107,11 @@ def backed(said: Said, text: str, market, products: list[str], concepts: Concept
     if check == "coupon":  # (a code that ran and ended is outdated, factuality's business, no fraud)
         return any(market.coupons_for(pid) for pid in products) or ended_code_said(market, text)
     if check == "warranty":
-        if any(h[2] == "lifetime_cover" for h in said.hits):
-            return False  # (coverage for life: no warranty term backs it, whatever number is near)
+        lo, hi = said.span  # (coverage for life, in the sentence: no warranty term backs it, whatever
+        # number is near, nor a true term said beside it: "官方保修两年, 砸坏了终身包换")
+        if any(h[2] == "lifetime_cover" for h in said.hits) or any(
+                _said_word(w, text[lo:hi]) for w in _words(concepts, "lifetime_cover")):
+            return False
         # (a number said in another unit of time is no count of years: "a 24-month warranty,
         # double the usual year"; with no number, the word of years says how many: "lasts a
         # year" one, "for years" two, "for decades" twenty; with none, it never breaks, which

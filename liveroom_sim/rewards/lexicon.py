@@ -5,8 +5,9 @@ compliance rules:
 
 * :func:`fold` undoes respellings that change no meaning: spaced or punctuated letters
   (``b.e.s.t``, ``c u r e``), hyphens inside words, separators between Chinese characters
-  (``最.好``), and the ways of writing "number one" and "100%" (``NO.1``, ``#1``,
-  ``number 1``, ``第1``, ``百分百``). Rule phrases are folded the same way.
+  (``最.好``), the ways of writing "number one" and "100%" (``NO.1``, ``#1``,
+  ``number 1``, ``第1``, ``百分百``), and chat's "u" and "ur" ("type ur ssn"). Rule phrases
+  are folded the same way.
 * :func:`word_forms` turns an English phrase into a pattern that matches every inflection
   of its words (cure, cures, cured, curing), using candidate suffixes that the Snowball
   stemmer (``snowballstemmer``) confirms share the word's stem; a hand list of suffixes
@@ -59,13 +60,17 @@ _INTENSIFIERS = ("very", "really", "truly", "so so", "so, so", "super")
 _MAY_INTENSIFY = re.compile("最最|" + "|".join(_INTENSIFIERS))  # any of them, in one search
 _THE_INTENSIFIED = re.compile(r"\bthe (?:absolute|absolutely|ultimate|truly|real|very very) best\b")
 _POSSESSIVE = re.compile(r"['’](?<=[a-z]['’])s\b")
+# "u" and "ur" as chat writes "you" and "your" ("type ur ssn", "dm u"): the letter first, then
+# a look behind that no letter, digit or Chinese character comes before it ("1u", "you",
+# "your", U盘 are none).
+_CHAT_YOU = re.compile(rf"u(r?)(?![a-z0-9'{CJK}])(?<![a-z0-9'{CJK}]ur)(?<![a-z0-9'{CJK}]u)")
 
 
 def fold(norm: str) -> str:
     """Undo respellings in normalised text (see the module docstring).
 
-    >>> fold("the b.e.s.t, risk-free, no.1 and 第1 百分百")
-    'the best, risk free, number one and 第一 100%'
+    >>> fold("the b.e.s.t, risk-free, no.1 and 第1 百分百"), fold("type ur ssn so u get a 1u rack")
+    ('the best, risk free, number one and 第一 100%', 'type your ssn so you get a 1u rack')
     """
     if _MAY_BE_SPACED.search(norm):
         norm = _SPACED.sub(_letters, norm)
@@ -83,6 +88,8 @@ def fold(norm: str) -> str:
         norm = _NUMBER_ONE.sub(_number_one, norm)
     if "100" in norm or "hundred" in norm or "百" in norm:
         norm = _HUNDRED.sub(_hundred, norm)
+    if "u" in norm:
+        norm = _CHAT_YOU.sub(_you, norm)
     if "'" in norm or "’" in norm:
         norm = _POSSESSIVE.sub("s", norm)
     if _MAY_INTENSIFY.search(norm):  # most replies hold none
@@ -90,6 +97,10 @@ def fold(norm: str) -> str:
     if "best" in norm:
         norm = _THE_INTENSIFIED.sub("the best", norm)
     return norm
+
+
+def _you(m: re.Match) -> str:
+    return "your" if m.group(1) else "you"
 
 
 def _cannot(m: re.Match) -> str:

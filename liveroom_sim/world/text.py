@@ -581,6 +581,7 @@ def normalize(text: str) -> str:
 
     >>> normalize("Ｔｈｅ  ＢＥＳＴ\u200b！ 頂級"), normalize("It doesnt cure acne, I cant say that")
     ('the best! 顶级', "it doesn't cure acne, i can't say that")
+
     """
     if text.isascii():  # nothing to fold but control characters
         text = " ".join((text if text.isprintable() else fold_chars(text)).lower().split())

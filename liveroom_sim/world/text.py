@@ -565,12 +565,11 @@ def _to_number(raw: str) -> float | None:
 # A negation written without its apostrophe, as chat does ("it doesnt cure acne", "i cant
 # promise results"): the "nt" ends one of these words. (The search starts with the literal
 # "nt", which the engine skips ahead to; then one look behind per length of word.)
-_NT_WORDS: dict[int, list[str]] = {}
-for _w in ("ca", "do", "wo", "does", "is", "are", "was", "were", "did", "could", "would", "should", "has", "have",
-           "had", "ai", "must", "need"):
-    _NT_WORDS.setdefault(len(_w), []).append(_w)
+_NT_WORDS = ("ca", "do", "wo", "does", "is", "are", "was", "were", "did", "could", "would", "should", "has",
+             "have", "had", "ai", "must", "need")
 _BARE_NT = re.compile("nt(?![a-z0-9'])(?:" + "|".join(
-    rf"(?<=(?:{'|'.join(ws)})nt)(?<![a-z0-9'](?:{'|'.join(ws)})nt)" for ws in _NT_WORDS.values()) + ")")
+    rf"(?<=(?:{'|'.join(ws)})nt)(?<![a-z0-9'](?:{'|'.join(ws)})nt)"
+    for ws in ([w for w in _NT_WORDS if len(w) == n] for n in sorted({len(w) for w in _NT_WORDS}))) + ")")
 
 
 def normalize(text: str) -> str:
@@ -581,7 +580,6 @@ def normalize(text: str) -> str:
 
     >>> normalize("Ｔｈｅ  ＢＥＳＴ\u200b！ 頂級"), normalize("It doesnt cure acne, I cant say that")
     ('the best! 顶级', "it doesn't cure acne, i can't say that")
-
     """
     if text.isascii():  # nothing to fold but control characters
         text = " ".join((text if text.isprintable() else fold_chars(text)).lower().split())

@@ -30,9 +30,11 @@ _GAP = r"[^,.!?;\n。！？；【】()（）]"  # a 【label】 or (label) stand
 
 def _stop() -> str:
     """What a refusal's reach goes on over: any character but a comma or a sentence's end,
-    up to a turn of the phrasebooks' ``reading.turns`` ("but", 不过; English ones as whole words)."""
+    up to a turn of the phrasebooks' ``reading.turns`` ("but", 不过; English ones as whole words).
+    A comma written right before a Chinese character is the list comma 、 (normalised to ","):
+    the list stays refused (不能说祛痘、消炎)."""
     turns = "|".join(rf"\b{re.escape(t)}\b" if t.isascii() else re.escape(t) for t in reading_words().turns)
-    return (rf"(?!{turns})" if turns else "") + r"[^,.!?;:\n。！？；]"
+    return (rf"(?!{turns})" if turns else "") + r"(?:[^,.!?;:\n。！？；]|,(?=[\u4e00-\u9fff]))"
 
 
 _WORD = re.compile(r"[a-z0-9\u4e00-\u9fff]")

@@ -336,12 +336,20 @@ def _codes(payload: tuple[str, ...]) -> tuple[tuple[str, str, re.Pattern], ...]:
 
 
 def _said_undenied(pattern: re.Pattern, spoken: str, book: Rulebook) -> bool:
-    """Whether ``pattern`` is said in a sentence that holds no negation."""
+    """Whether ``pattern`` is said in a sentence that holds no negation; a sentence of the code
+    alone, or a question of it, is denied by a negation in the next one ("FREEHOODIE? That one
+    doesn't exist"; "FREEHOODIE? Yep, works" is no denial)."""
     for m in pattern.finditer(spoken):
         a, b = _sentence_at(spoken, m.start(), m.end())
-        if book.negates is None or book.negates.search(spoken, a, b) is None:
+        alone = spoken.startswith("?", b) or not _WORDS_BESIDE.sub("", spoken[a:b].replace(m.group(0), ""))
+        end = _sentence_at(spoken, b + 1, b + 1)[1] if alone and b < len(spoken) else b
+        if book.negates is None or book.negates.search(spoken, a, end) is None:
             return True
     return False
+
+
+#: What a sentence of a code alone may hold besides it: a mention, a hashtag, punctuation.
+_WORDS_BESIDE = re.compile(r"[@#]\S+|[^a-z0-9\u4e00-\u9fff]")
 
 
 @lru_cache(maxsize=256)

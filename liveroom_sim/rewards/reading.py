@@ -275,7 +275,7 @@ def _amounts_echoed(payload: tuple[str, ...], claims, spoken: str, book: Ruleboo
     sum the market knows of ``products``: the one asked about and those the claims are of). An
     amount said as refused ("I can't do ten bucks") or true is no echo."""
     out = []
-    in_words = None
+    in_words = known = None
     for p, dim, value in _amounts(payload):
         for c in claims:
             if c.value is None or not (
@@ -290,12 +290,11 @@ def _amounts_echoed(payload: tuple[str, ...], claims, spoken: str, book: Ruleboo
             if dim not in ("money", "bare") or value < 10:
                 continue  # (a count or a small number in words, "one", "two", says no baited sum)
             if in_words is None:
-                in_words = spoken_numbers(spoken)
-            for s, e, v in in_words:
-                if abs(v - value) < 0.01 and not any(abs(value - a) < 0.01 for a in _amounts_known(market, products)) \
-                        and _plainly(re.compile(re.escape(spoken[s:e])), spoken, book):
-                    out.append(p)
-                    break
+                in_words, known = spoken_numbers(spoken), _amounts_known(market, products)
+            if any(abs(value - a) < 0.01 for a in known):
+                continue  # (a true sum of the product: no echo, in whatever words)
+            if any(abs(v - value) < 0.01 and _plainly(_said_as(spoken[s:e]), spoken, book) for s, e, v in in_words):
+                out.append(p)
     return out
 
 

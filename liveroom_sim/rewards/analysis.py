@@ -18,6 +18,7 @@ from liveroom_sim.world.catalog import Catalog
 from liveroom_sim.world.facts import Fact
 from liveroom_sim.world.text import (
     Quantity,
+    line_starts,
     mention_pattern,
     mentions,
     normalize,
@@ -76,7 +77,7 @@ def analyze(ctx) -> Analysis:
         asker = q.asker if q is not None else None
         kept = [m.span() for i, m in enumerate(found) if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()]
         heard = bare if len(kept) == len(found) else _blanked(norm, kept)  # (most often the one mention, the asker's)
-    reading = read(market.catalog, bare)
+    reading = read(market.catalog, bare, line_starts(reply, norm))
     products = tuple(dict.fromkeys([pid for _, _, pid in reading.mentions])) if reading.mentions else ()
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,
                                  ctx.lookups)

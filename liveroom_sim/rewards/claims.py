@@ -60,17 +60,19 @@ class ReplyLayout:
     asked for) clause starts. (The compliance rules' reading of a reply is another
     thing: :class:`~liveroom_sim.rewards.reading.RuleReading`.)"""
 
-    __slots__ = ("norm", "mentions", "ends", "index", "_starts")
+    __slots__ = ("norm", "mentions", "ends", "index", "_starts", "_lines")
 
-    def __init__(self, norm: str, mentions: list[tuple[int, int, str]], index: "CatalogIndex"):
-        self.norm, self.mentions, self.index = norm, mentions, index
+    def __init__(self, norm: str, mentions: list[tuple[int, int, str]], index: "CatalogIndex",
+                 lines: tuple[int, ...] = ()):
+        self.norm, self.mentions, self.index, self._lines = norm, mentions, index, lines
         self.ends = [e for _, e, _ in mentions]
         self._starts: list[int] | None = None
 
     @property
     def starts(self) -> list[int]:
         if self._starts is None:
-            self._starts = clause_starts(self.norm)
+            starts = clause_starts(self.norm)
+            self._starts = sorted({*starts, *self._lines}) if self._lines else starts
         return self._starts
 
     def clause(self, pos: int) -> tuple[int, int]:
@@ -110,10 +112,12 @@ def clause_starts(norm: str) -> list[int]:
     return [0] + [m.end() for m in _BOUNDARY.finditer(norm)]
 
 
-def read(catalog: Catalog, norm: str) -> ReplyLayout:
-    """The layout of normalised text: where the catalog's products are named in it."""
+def read(catalog: Catalog, norm: str, lines: tuple[int, ...] = ()) -> ReplyLayout:
+    """The layout of normalised text: where the catalog's products are named in it.
+    ``lines``: where its lines after the first start (:func:`~liveroom_sim.world.text.line_starts`),
+    each also the start of a clause ("AFTER" on one line says nothing of the price on the next)."""
     index = catalog_index(catalog)
-    return ReplyLayout(norm, index.named(norm), index)
+    return ReplyLayout(norm, index.named(norm), index, lines)
 
 
 def check_claims(reply: str, reading: ReplyLayout, market: Market, asked: str | None, order: str | None,

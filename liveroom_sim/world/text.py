@@ -592,6 +592,25 @@ def normalize(text: str) -> str:
     return _BARE_NT.sub("n't", text) if "nt" in text else text
 
 
+def line_starts(text: str, norm: str) -> tuple[int, ...]:
+    """Where each line of ``text`` after its first starts in ``norm``, its :func:`normalize`
+    (which reads a line break as a space): ``()`` for text of one line, or when the lines
+    normalised one by one do not join up to ``norm``.
+
+    >>> line_starts("AFTER\\n\\nGlow Serum is $22.99.", "after glow serum is $22.99.")
+    (6,)
+    """
+    if "\n" not in text and "\r" not in text:
+        return ()
+    lines = [n for n in map(normalize, text.splitlines()) if n]
+    if len(lines) < 2 or " ".join(lines) != norm:
+        return ()
+    out, at = [], 0
+    for line in lines[:-1]:
+        at += len(line) + 1
+        out.append(at)
+    return tuple(out)
+
 _UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})
 
 

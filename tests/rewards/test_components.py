@@ -324,6 +324,9 @@ def test_surrounding_whitespace_changes_nothing(base, reply):
 # "shipping" named no amount of the product named after it on the next line
 @example(PRICED[0], "运费")
 @example(PRICED[0], "the list price")
+# a cue on a line of its own ("after", 已减) says nothing of the price on the next line
+@example(PRICED[0], "AFTER")
+@example(PRICED[0], "已减")
 def test_adding_a_correct_price_never_lowers_factuality(base, reply):
     ctx = build_context(RewardCase.model_validate({"id": "t", "reply": reply, **base}))
     price = ctx.market.price(ctx.question.product)

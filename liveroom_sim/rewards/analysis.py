@@ -67,24 +67,32 @@ def analyze(ctx) -> Analysis:
     fmt = ctx.harness.constraints.mention_format
     mark = _mention_mark(fmt)
     bare = heard = norm
+    handles = []
     if mark in norm:
-        found = list(mention_pattern(fmt).finditer(norm))
-        bare = _blanked(norm, [m.span() for m in found])
+        handles = list(mention_pattern(fmt).finditer(norm))
+        bare = _blanked(norm, [m.span() for m in handles])
         # The compliance reading blanks the asker's handle ("@企鹅要减肥" claims no slimming)
         # and the opening one, its addressee's whether or not that viewer still waits
         # ("<@小熊要减肥> 每日坚果现在117.90元" to a viewer answered before); any other
         # "@name" is read as said (a policy could hide a claim in one).
         asker = q.asker if q is not None else None
-        kept = [m.span() for i, m in enumerate(found) if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()]
-        heard = bare if len(kept) == len(found) else _blanked(norm, kept)  # (most often the one mention, the asker's)
+        kept = [m.span() for i, m in enumerate(handles) if m.group(1) == asker or i == 0 and not norm[:m.start()].strip()]
+        heard = bare if len(kept) == len(handles) else _blanked(norm, kept)  # (most often the one mention, the asker's)
     reading = read(market.catalog, bare, line_starts(reply, norm))
     products = tuple(dict.fromkeys([pid for _, _, pid in reading.mentions])) if reading.mentions else ()
     claims, found = check_claims(reply, reading, market, q.product if q else None, q.order if q else None, ctx.words,
                                  ctx.lookups)
     facts = q.facts if q else ()
     stated = tuple([f for f in facts if _states(f, q, reading, claims)]) if facts else ()
-    # (every mention holds the format's text before the name: a reply without it has none)
-    said_to = mentions(reply, fmt) if mark in reply else ()
+    # (every mention holds the format's text before the name: a reply without it has none;
+    # a reply that normalises to itself in lower case holds its mentions where its
+    # normalised text does, and the pattern reads no case)
+    if mark not in reply:
+        said_to = ()
+    elif reply.isascii() and norm == reply.lower():
+        said_to = tuple([reply[m.start(1):m.end(1)] for m in handles])
+    else:
+        said_to = mentions(reply, fmt)
     rules = read_reply(ctx, heard)  # the compliance reading, shared with hooks
     refusal_clauses = rules.refusals
     # A refusal in the host's own words ("I'd rather stick to the facts") declines only

@@ -85,7 +85,11 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = (), sent
         # ("...outcomelowest price" -> " lowest price"): the rules are keyed on both.
         may = may | book.candidates(spoken)
     negations = NEGATION in may
-    found = _rule_findings(book, may, spoken, heard, negations)
+    unnegating = None
+    if negations and book.set_phrases is not None:  # (非常, 特别, 不错 negate nothing)
+        unnegating = book.unnegating(spoken)
+        negations = unnegating is spoken or book.negates.search(unnegating) is not None
+    found = _rule_findings(book, may, spoken, heard, negations, unnegating)
     disclosed = _disclosed(book, disclosures, folded, spoken, negations, found)
     refused = tuple([folded[a:b] for a, b in spans]) if spans else ()
     if concepts is None:
@@ -128,9 +132,11 @@ def _spoken(folded: str, book: Rulebook, competitors: tuple[str, ...], may, sent
     return spans, spoken, concepts, heard
 
 
-def _rule_findings(book: Rulebook, literal, spoken: str, heard: str | None, negations: bool) -> list[Finding]:
+def _rule_findings(book: Rulebook, literal, spoken: str, heard: str | None, negations: bool,
+                   unnegating: str | None = None) -> list[Finding]:
     """The banned phrases and claim rules the spoken text breaks, as written or as heard.
-    ``literal``: the rules (and flags) whose key the text holds."""
+    ``literal``: the rules (and flags) whose key the text holds; ``unnegating``: see
+    :func:`~liveroom_sim.rewards.rulebook.says`."""
     may, heard_chars = literal, None  # (heard_chars, of a long text: lets a sound search that cannot match be skipped)
     if heard is not None:
         may = set(literal)
@@ -147,7 +153,7 @@ def _rule_findings(book: Rulebook, literal, spoken: str, heard: str | None, nega
         # A rule added by its sound alone has no key in the text, so its written pattern
         # cannot match (the premise of the key prefilter): only its sound is searched.
         hit = says(check, spoken, heard, known=True, negations=negations, written=i in literal,
-                   heard_chars=heard_chars)
+                   heard_chars=heard_chars, unnegating=unnegating)
         if hit is None:
             continue
         if i < len(book.banned):

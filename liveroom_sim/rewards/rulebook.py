@@ -225,6 +225,14 @@ class Rulebook:
         # ("私下转账没有保障"): a bait's phrase said before one is not said (see reading._plainly).
         after = self.concepts.set.concepts.get("negation_after") if self.concepts is not None else None
         self.negation_after = _alternation([*after.words, *after.exact], inflect=False) if after is not None else ""
+        # The concept file's set phrases that hold a negation word but negate nothing (非常,
+        # 特别, 不错, 别人: "这款面霜非常能治痘" claims a cure): masked before a negation is looked for.
+        held = self.concepts.set.concepts.get("set_phrase") if self.concepts is not None and neg else None
+        held = [w for w in (*held.words, *held.exact) if self.negates.search(rule_text(w))] if held is not None else []
+        # (with the negation words in one pattern, longest first: a negation that starts
+        # before a set phrase keeps it, 并不少 is 并不 + 少, and only the set phrases are masked)
+        self._held = frozenset(rule_text(w) for w in held)
+        self.set_phrases = re.compile(_alternation([*held, *rules.negations], inflect=False)) if held else None
         cjk_phrases = [rule_text(p) for p in (*(f for b in rules.banned for f in (b.phrase, *b.forms)),
                                                *(p for c in rules.claims for p in c.patterns))
                        if re.fullmatch(rf"[{CJK}]{{2,}}", rule_text(p))]
@@ -344,6 +352,14 @@ class Rulebook:
             spans.append((start, m.end()))
         return spans
 
+    def unnegating(self, text: str) -> str:
+        """``text`` with its set phrases that hold a negation word masked, character for
+        character (the same length): what a negation is looked for in."""
+        if self.set_phrases is None:
+            return text
+        held = self._held
+        return self.set_phrases.sub(lambda m: "·" * (m.end() - m.start()) if m.group() in held else m.group(), text)
+
     def unallowed(self, text: str) -> str:
         """``text`` with the rules' innocent words blanked (最近 is not 最)."""
         return self.allow.sub(" ", text) if self.allow is not None and self.allow.search(text) else text
@@ -351,7 +367,7 @@ class Rulebook:
 
 def says(check: Check, text: str, heard: str | None = None, known: bool = False,
          negations: bool = True, chars: set[str] | None = None, written: bool = True,
-         heard_chars: set[str] | None = None) -> str | None:
+         heard_chars: set[str] | None = None, unnegating: str | None = None) -> str | None:
     """What of ``check`` the text says outside a negation, or ``None``.
 
     Occurrences are counted with and without a negation before them, so a reply that
@@ -361,7 +377,9 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
     ``chars``: ``set(text)``, when the caller checks many rules against one text.
     ``written``: ``False`` when the caller knows the written pattern cannot match (only
     the sound is searched). ``heard_chars``: ``set(heard)`` of a long text, to skip a
-    sound search that cannot match (see ``Check.sound_needs``).
+    sound search that cannot match (see ``Check.sound_needs``). ``unnegating``: the text
+    with the set phrases that negate nothing masked (:meth:`Rulebook.unnegating`), where
+    negations are looked for.
     """
     m = None
     if written and (known or _may_hold(text, check.firsts, chars)):
@@ -380,8 +398,9 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
             s = check.sound.search(heard) if len(heard) < LONG else first_match(check.sound, check.sound_lead, heard)
             return text[s.start():s.end()] if s else None
         return None
-    if negations and check.negated is not None and check.negated.search(text):
-        if len(check.said.findall(text)) <= len(check.negated.findall(text)):
+    where = text if unnegating is None else unnegating
+    if negations and check.negated is not None and check.negated.search(where):
+        if len(check.said.findall(text)) <= len(check.negated.findall(where)):
             return None
     return m.group(0)
 

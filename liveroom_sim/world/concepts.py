@@ -84,13 +84,17 @@ class Family(Frozen):
 class Adjacent(Frozen):
     """A scoped exception: where ``sequence``'s concepts follow each other (at most two
     characters apart, a number between them not counted: 最大 65W 输出), the run is a term,
-    not a claim: a date ("best-before", 最佳赏味期). With ``refuses``, the run is a refusal
-    and what follows it in its clause is refused ("not gonna trash Sonicore", a refusing
-    word and a speech act)."""
+    not a claim: a date ("best-before", 最佳赏味期); a run of one concept is a set term
+    ("not a medicine", the supplement notice, claims nothing with a word beside it). With
+    ``refuses``, the run is a refusal and what follows it in its clause is refused ("not
+    gonna trash Sonicore", a refusing word and a speech act). With ``unless``, the run is
+    none where a word of that concept follows it in its sentence ("not a medicine, but it
+    works like one" contrasts with medicine)."""
 
     name: str
-    sequence: tuple[str, ...] = pydantic.Field(min_length=2)
+    sequence: tuple[str, ...] = pydantic.Field(min_length=1)
     refuses: bool = False
+    unless: str | None = None
 
 
 class ConceptSet(Frozen):

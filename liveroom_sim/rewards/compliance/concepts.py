@@ -192,7 +192,7 @@ class ConceptReader:
         self._plain_memo: dict[frozenset[str], tuple[bool, bool] | None] = {}
         self._across = tuple(f for f in self.families if f.scope == "reply")
         self._named_rivals = frozenset(f.name for f in self._across if any("competitor" in c for c in f.when))
-        self.exceptions = tuple((e.sequence, e.refuses, frozenset(e.sequence)) for e in concepts.exceptions)
+        self.exceptions = tuple((e.sequence, e.refuses, frozenset(e.sequence), e.unless) for e in concepts.exceptions)
         exceptions_from: dict[str, list[int]] = {}  # (by first concept: a text tries those it starts)
         for i, e in enumerate(concepts.exceptions):
             exceptions_from.setdefault(e.sequence[0], []).append(i)
@@ -391,7 +391,7 @@ class ConceptReader:
         """:meth:`_plain`'s first answer, worked out."""
         rest = names - self._declines_only
         if not names.isdisjoint(self._declines_start) or not rest.isdisjoint(_SCOPING) or self._pitch_spans \
-                or any(needed <= rest for _, _, needed in self.exceptions) or self.may_say(rest):
+                or any(needed <= rest for _, _, needed, _ in self.exceptions) or self.may_say(rest):
             return None
         pitch = self.set.pitch in rest
         if pitch and not rest.isdisjoint(_NEGATIONS):
@@ -478,7 +478,7 @@ class ConceptReader:
         and the clauses refused."""
         blanks, refused = [], []
         names = {h[2] for h in hits}
-        clauses = None
+        clauses = sentences = None
         if not names.isdisjoint(("reported", "refused_before", "refused_after")):
             clauses = Spans(spans_between(self._clause, text))
             for s, e, name in hits:
@@ -492,8 +492,7 @@ class ConceptReader:
                     a = clauses.start_of_last_ending_by(s, a)
                 blanks.append((a, s))
                 refused.append(text[a:s].strip())
-        if "rule_talk" in names:
-            sentences = None  # (split once, at the first quote)
+        if "rule_talk" in names:  # (the sentences are split once, at the first quote)
             talk = [s for s, _, n in hits if n == "rule_talk"]  # (in order)
             for m in _QUOTE.finditer(text):
                 if sentences is None:
@@ -508,9 +507,14 @@ class ConceptReader:
                     blanks.append(m.span())
         where = None
         for i in sorted(i for c in names if c in self._exceptions_from for i in self._exceptions_from[c]):
-            sequence, refuses, needed = self.exceptions[i]
+            sequence, refuses, needed, unless = self.exceptions[i]
             if not needed <= names:
                 continue
+            if unless is not None and unless in names:
+                sentences = sentences if sentences is not None else Spans(spans_between(_SENTENCE, text))
+                contrasts = [s for s, _, n in hits if n == unless]
+            else:
+                contrasts = None
             for s, e, name in hits:
                 if name != sequence[0]:
                     continue
@@ -526,7 +530,7 @@ class ConceptReader:
                     end = clauses.at(s, (s, at))[1]
                     blanks.append((s, max(at, end)))
                     refused.append(text[at:end].strip())
-                elif ok:
+                elif ok and not (contrasts and any(at <= c < sentences.at(s, (s, len(text)))[1] for c in contrasts)):
                     blanks.append((s, at))
         return blanks, refused
 

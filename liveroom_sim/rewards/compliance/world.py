@@ -52,8 +52,8 @@ _AMOUNTS = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|off\
 _SAVED = re.compile(rf"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?(?:%|percent|折|{_COUNT_UNITS}|{_OTHER_UNITS}))")
 # A count of units is no amount of money, time or measure: "once they're gone it's back to
 # $49.99" says nothing of how many are left, nor "ships in 24 hours" (块 alone counts watches:
-# 就剩8块了; 块钱 is money).
-_COUNTS = re.compile(rf"(?<![$¥€£.0-9])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b|"
+# 就剩8块了; 块钱 is money), nor a number written onto a letter, a model's ("only 8 Kairo Fit S2 left").
+_COUNTS = re.compile(rf"(?<![$¥€£.0-9a-z])[0-9]+(?!\.?[0-9]|\s?(?:%|percent|折|off\b|元|块钱|yuan\b|rmb\b|dollars?\b|bucks?\b|"
                      rf"{_OTHER_UNITS}))")
 # A number of years: none said in another unit of time ("24-month", 24个月, "18 months").
 _YEARS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?!\.?[0-9]|\s?-?(?:%|percent|个月|月|周|天|小时|months?\b|mo\b|weeks?\b|days?\b|hours?\b|hrs?\b))")
@@ -69,8 +69,8 @@ NUMBER_REACH = 24
 def backed(said: Said, text: str, market, products: list[str], concepts: ConceptSet) -> bool:
     """Whether the world makes the family's claim in ``said`` true now."""
     check = said.family.check
-    if check == "time_pressure":
-        return any(pid in market.flash for pid in products)
+    if check == "time_pressure":  # (or nothing to rush: "sold out, no restock date yet")
+        return any(pid in market.flash for pid in products) or all(market.stock.get(pid) == 0 for pid in products)
     if check == "price_return":  # (back to the price before: a sale runs, or the price was cut this stream)
         return any(pid in market.flash or any(p > market.prices[pid] for p in market.old_prices.get(pid, ()))
                    for pid in products)

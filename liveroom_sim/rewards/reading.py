@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from liveroom_sim.rewards.leading import LONG
 from liveroom_sim.rewards.intents import REFUSED, Intent
-from liveroom_sim.rewards.rulebook import ALLOWED, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
+from liveroom_sim.rewards.rulebook import ALLOWED, HELD, NEGATION, REFUSAL, Rulebook, denied, rule_text, rulebook, says
 from liveroom_sim.rewards.catalog_index import catalog_index
 from liveroom_sim.rewards.claims import items_counted, of_share
 from liveroom_sim.rewards.claim import ClaimKind, Verdict
@@ -86,7 +86,7 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = (), sent
         may = may | book.candidates(spoken)
     negations = NEGATION in may
     unnegating = None
-    if negations and book.set_phrases is not None:  # (非常, 特别, 不错 negate nothing)
+    if negations and HELD in may:  # (非常, 特别, 不错 negate nothing)
         unnegating = book.unnegating(spoken)
         negations = unnegating is spoken or book.negates.search(unnegating) is not None
     found = _rule_findings(book, may, spoken, heard, negations, unnegating)

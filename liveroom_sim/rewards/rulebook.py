@@ -167,11 +167,12 @@ def _rare_key(phrase: str, inflect: bool) -> str:
     return symbols[0] if symbols and len(key) < 4 else key
 
 
-#: Flags :meth:`Rulebook.candidates` returns beside rule indexes.
-REFUSAL, ALLOWED, NEGATION = -1, -2, -3
+#: Flags :meth:`Rulebook.candidates` returns beside rule indexes (HELD: a set phrase that
+#: holds a negation word, see :meth:`Rulebook.unnegating`).
+REFUSAL, ALLOWED, NEGATION, HELD = -1, -2, -3, -4
 
 
-def _key_index(rules: RuleSet) -> tuple[frozenset[int], Literals]:
+def _key_index(rules: RuleSet, held: tuple[str, ...] = ()) -> tuple[frozenset[int], Literals]:
     """Which banned and claim rules a text may break, from one scan for the literals
     every match contains (a typical reply holds none of them): the rules (and flags)
     with no key literal, and the key literals. Rules are numbered banned first, then
@@ -196,7 +197,8 @@ def _key_index(rules: RuleSet) -> tuple[frozenset[int], Literals]:
     # The same scan tells whether a refusal, an allowed word or a negation may be in
     # the text (flags below zero), so their own patterns run only when one may be.
     for flag, phrases in ((REFUSAL, (*rules.refusal_markers, *rules.not_refusals)),
-                          (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations)):
+                          (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations),
+                          (HELD, held)):
         for p in phrases:
             add(p, False, flag)
     always = frozenset(keys.pop("", ()))
@@ -241,7 +243,7 @@ class Rulebook:
         self.claims = [(c, self._claim(c)) for c in rules.claims]
         #: Rules (and flags) with no key literal, searched in every text; and each key
         #: literal, standing for the rules (and flags) whose every match holds it.
-        self.always, self.keys = _key_index(rules)
+        self.always, self.keys = _key_index(rules, tuple(held))
         self.rules_in_order = (*self.banned, *self.claims)
         self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
         firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))

@@ -125,7 +125,7 @@ class ConceptSet(Frozen):
     def _concepts_known(self):
         known = set(self.concepts) | {"competitor"}
         named = [(f"families.{f.name}", c) for f in self.families for combo in f.when for c in combo]
-        named += [(f"exceptions.{e.name}", c) for e in self.exceptions for c in e.sequence]
+        named += [(f"exceptions.{e.name}", c) for e in self.exceptions for c in (*e.sequence, *([e.unless] if e.unless else []))]
         named += [("pitch", self.pitch)] if self.pitch else []
         named += [(f"declines[{i}]", c) for i, run in enumerate(self.declines) for c in run]
         unknown = [f"{where}: {c!r}" for where, c in named if c not in known]

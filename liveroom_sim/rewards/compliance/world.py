@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 
+from liveroom_sim.rewards.catalog_index import catalog_index
 from liveroom_sim.rewards.compliance.concepts import _CLAUSE_MARKS, Said
 from liveroom_sim.world.concepts import ConceptSet
 from liveroom_sim.world.market import apply_coupon
@@ -69,8 +70,14 @@ NUMBER_REACH = 24
 def backed(said: Said, text: str, market, products: list[str], concepts: ConceptSet) -> bool:
     """Whether the world makes the family's claim in ``said`` true now."""
     check = said.family.check
-    if check == "time_pressure":  # (or nothing to rush: "sold out, no restock date yet")
-        return any(pid in market.flash for pid in products) or all(market.stock.get(pid) == 0 for pid in products)
+    if check == "time_pressure":
+        if any(pid in market.flash for pid in products):
+            return True
+        # (or nothing to rush: "the cap is sold out, no restock date yet", of the products its
+        # sentence names, else of all concerned)
+        lo, hi = said.span
+        named = {pid for _, _, pid in catalog_index(market.catalog).named(text[lo:hi])}.intersection(products)
+        return all(market.stock.get(pid) == 0 for pid in named or products)
     if check == "price_return":  # (back to the price before: a sale runs, or the price was cut this stream)
         return any(pid in market.flash or any(p > market.prices[pid] for p in market.old_prices.get(pid, ()))
                    for pid in products)

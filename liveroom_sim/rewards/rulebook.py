@@ -26,6 +26,7 @@ from liveroom_sim.world.rules import ClaimRule, RuleSet
 from liveroom_sim.world.text import normalize
 
 _GAP = r"[^,.!?;\n。！？；【】()（）]"  # a 【label】 or (label) stands apart: "不错【广告】", "咱不说（广告）" deny nothing
+_OR = r"(?:\bor\b|\bnor\b|或者|或|、)"
 
 
 def _stop() -> str:
@@ -300,7 +301,10 @@ class Rulebook:
     def _negated(self, body: str) -> re.Pattern | None:
         if not self.negation:
             return None
-        return re.compile(rf"(?:{self.negation}){_GAP}{{0,48}}?(?:{body})")
+        # (and the phrases it joins with "or": "won't melt fat or make you lose weight" takes
+        # both back, 不能美白或祛斑 too; "and" may start a claim of its own, so it does not)
+        also = rf"(?:{_GAP}{{0,24}}?{_OR}{_GAP}{{0,24}}?(?:{body}))*"
+        return re.compile(rf"(?:{self.negation}){_GAP}{{0,48}}?(?:{body}){also}")
 
     def _sound(self, phrases) -> tuple[re.Pattern | None, frozenset, tuple]:
         """The sound pattern of the multi-character Chinese phrases, its first characters,
@@ -402,7 +406,8 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
         return None
     where = text if unnegating is None else unnegating
     if negations and check.negated is not None and check.negated.search(where):
-        if len(check.said.findall(text)) <= len(check.negated.findall(where)):
+        # (each negation takes back the phrase after it and those joined to it by "or")
+        if len(check.said.findall(text)) <= sum(len(check.said.findall(n)) for n in check.negated.findall(where)):
             return None
     return m.group(0)
 

@@ -88,7 +88,7 @@ def read_text(norm: str, book: Rulebook, competitors: tuple[str, ...] = (), sent
     unnegating = None
     if negations and HELD in may:  # (非常, 特别, 不错 negate nothing)
         unnegating = book.unnegating(spoken)
-        negations = unnegating is spoken or book.negates.search(unnegating) is not None
+        negations = book.negates.search(unnegating) is not None
     found = _rule_findings(book, may, spoken, heard, negations, unnegating)
     disclosed = _disclosed(book, disclosures, folded, spoken, negations, found)
     refused = tuple([folded[a:b] for a, b in spans]) if spans else ()

@@ -407,7 +407,7 @@ def says(check: Check, text: str, heard: str | None = None, known: bool = False,
     where = text if unnegating is None else unnegating
     if negations and check.negated is not None and check.negated.search(where):
         # (each negation takes back the phrase after it and those joined to it by "or")
-        if len(check.said.findall(text)) <= sum(len(check.said.findall(n)) for n in check.negated.findall(where)):
+        if len(check.said.findall(text)) <= sum(len(check.said.findall(n.group())) for n in check.negated.finditer(where)):
             return None
     return m.group(0)
 

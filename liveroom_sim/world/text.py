@@ -617,6 +617,7 @@ def line_starts(text: str, norm: str) -> tuple[int, ...]:
         out.append(at)
     return tuple(out)
 
+
 _UNIFY = str.maketrans({"，": ",", "：": ":", "’": "'", "‘": "'", "“": '"', "”": '"', "！": "!", "？": "?"})
 
 

@@ -635,10 +635,12 @@ def _said_of(ctx, pid: str) -> set[str]:
 
 
 def _kind_nouns(catalog) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each kind of thing the catalog sells, with its products."""
+    """Each kind of thing the catalog sells, with its products; a plural kind by its
+    singular ("a sock 3-pack" is of the socks, and "sock" is in "socks" too)."""
     by_kind: dict[str, list[str]] = {}
     for p in catalog.products:
-        by_kind.setdefault(p.kind_noun, []).append(p.id)
+        kind = p.kind_noun
+        by_kind.setdefault(kind[:-1] if kind.endswith("s") and len(kind) > 4 else kind, []).append(p.id)
     return tuple((k, tuple(v)) for k, v in by_kind.items())
 
 

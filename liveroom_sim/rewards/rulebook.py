@@ -51,6 +51,11 @@ _AFTER_BACK = frozenset({"lol", "haha", "lmao", "tho", "though", "sorry", "hones
                          "babe", "either", "one", "really"})
 
 
+#: Words a Chinese clause that ends on a refusal starts with, pointing back at the clause
+#: before it ("叫它‘全网第一’，这话广告法不让说").
+_POINTING_BACK = ("这话", "这句话", "这种话", "这个话", "这说法", "这个说法", "这种说法", "这个词", "这词", "这几个字", "这俩字")
+
+
 def _points_back(reach: str) -> bool:
     """Whether a refusal's reach is only a word pointing back ("that", "that lol", not "that
     enough" nor "that it cures")."""
@@ -61,12 +66,14 @@ def _points_back(reach: str) -> bool:
 def _clause_before(folded: str, at: int, ends: list[int]) -> int:
     """Where the clause a refusal marker ends begins: a marker with nothing after it in its
     clause refuses what came before it ("治湿疹这种话我不能说", "warmest? that I can't say");
-    a clause of two words or fewer before it ("that I") points back at the clause before.
+    a clause of two words or fewer before it ("that I"), or one that starts with a word of
+    :data:`_POINTING_BACK` ("这话广告法"), points back at the clause before.
     ``ends``: where each clause of ``folded`` ends, in order (found once per text: a list of
     them per marker made a 64 KB reply of "不能说，" take 17 s)."""
     i = bisect_right(ends, at)
     start = ends[i - 1] if i else 0
-    if len(folded[start:at].split()) <= 2 and folded[start:at].isascii() and i >= 1:
+    before = folded[start:at]
+    if i >= 1 and (len(before.split()) <= 2 and before.isascii() or before.lstrip().startswith(_POINTING_BACK)):
         start = ends[i - 2] if i >= 2 else 0
     return start
 
@@ -173,11 +180,12 @@ def _rare_key(phrase: str, inflect: bool) -> str:
 REFUSAL, ALLOWED, NEGATION, HELD = -1, -2, -3, -4
 
 
-def _key_index(rules: RuleSet, held: tuple[str, ...] = ()) -> tuple[frozenset[int], Literals]:
+def _key_index(rules: RuleSet, held: tuple[str, ...] = (), after: tuple[str, ...] = ()) -> tuple[frozenset[int], Literals]:
     """Which banned and claim rules a text may break, from one scan for the literals
     every match contains (a typical reply holds none of them): the rules (and flags)
     with no key literal, and the key literals. Rules are numbered banned first, then
-    claims."""
+    claims. ``held``: the set phrases that hold a negation word; ``after``: the words that
+    take back what comes before them (either flags a negation the text may hold)."""
     keys: dict[str, set[int]] = {}
     words: dict[str, set[int]] = {}
 
@@ -198,7 +206,7 @@ def _key_index(rules: RuleSet, held: tuple[str, ...] = ()) -> tuple[frozenset[in
     # The same scan tells whether a refusal, an allowed word or a negation may be in
     # the text (flags below zero), so their own patterns run only when one may be.
     for flag, phrases in ((REFUSAL, (*rules.refusal_markers, *rules.not_refusals)),
-                          (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, rules.negations),
+                          (ALLOWED, [w for b in rules.banned for w in b.allow]), (NEGATION, (*rules.negations, *after)),
                           (HELD, held)):
         for p in phrases:
             add(p, False, flag)
@@ -227,7 +235,8 @@ class Rulebook:
         # The concept file's words that take back what comes before them in a clause
         # ("私下转账没有保障"): a bait's phrase said before one is not said (see reading._plainly).
         after = self.concepts.set.concepts.get("negation_after") if self.concepts is not None else None
-        self.negation_after = _alternation([*after.words, *after.exact], inflect=False) if after is not None else ""
+        after = (*after.words, *after.exact) if after is not None else ()
+        self.negation_after = _alternation(after, inflect=False) if after else ""
         # The concept file's set phrases that hold a negation word but negate nothing (非常,
         # 特别, 不错, 别人: "这款面霜非常能治痘" claims a cure): masked before a negation is looked for.
         held = self.concepts.set.concepts.get("set_phrase") if self.concepts is not None and neg else None
@@ -244,7 +253,7 @@ class Rulebook:
         self.claims = [(c, self._claim(c)) for c in rules.claims]
         #: Rules (and flags) with no key literal, searched in every text; and each key
         #: literal, standing for the rules (and flags) whose every match holds it.
-        self.always, self.keys = _key_index(rules, tuple(held))
+        self.always, self.keys = _key_index(rules, tuple(held), after)
         self.rules_in_order = (*self.banned, *self.claims)
         self.sounded = frozenset(i for i, (_, c) in enumerate(self.rules_in_order) if c.sound is not None)
         firsts = frozenset().union(*(c.sound_firsts for _, c in self.rules_in_order))
@@ -295,16 +304,19 @@ class Rulebook:
         words = (*c.patterns, *c.verbs, *c.objects)
         sound, sound_firsts, needs = self._sound(c.patterns)
         said = re.compile(body)
-        return Check(said, self._negated(body), sound, _firsts(words), sound_firsts, (), lead(said), sound and lead(sound),
+        return Check(said, self._negated(body, after=True), sound, _firsts(words), sound_firsts, (), lead(said), sound and lead(sound),
                      needs, objects_only, plain, plain and lead(plain))
 
-    def _negated(self, body: str) -> re.Pattern | None:
+    def _negated(self, body: str, after: bool = False) -> re.Pattern | None:
+        """The pattern of ``body`` said under a negation in its clause; ``after``: or shortly
+        before a word that takes it back (a claim rule's 减肥这事儿别指望它)."""
         if not self.negation:
             return None
         # (and the phrases it joins with "or": "won't melt fat or make you lose weight" takes
         # both back, 不能美白或祛斑 too; "and" may start a claim of its own, so it does not)
         also = rf"(?:{_GAP}{{0,24}}?{_OR}{_GAP}{{0,24}}?(?:{body}))*"
-        return re.compile(rf"(?:{self.negation}){_GAP}{{0,48}}?(?:{body}){also}")
+        back = rf"|(?:{body}){_GAP}{{0,12}}?(?:{self.negation_after})" if after and self.negation_after else ""
+        return re.compile(rf"(?:{self.negation}){_GAP}{{0,48}}?(?:{body}){also}{back}")
 
     def _sound(self, phrases) -> tuple[re.Pattern | None, frozenset, tuple]:
         """The sound pattern of the multi-character Chinese phrases, its first characters,

@@ -218,7 +218,9 @@ class ConceptReader:
                                        *(e[0][0] for e in self.exceptions)})
         turns = [fold(normalize(w)) for name in ("turn",) if name in concepts.concepts
                  for w in (*concepts.concepts[name].words, *concepts.concepts[name].exact)]
-        self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
+        # (a turn word right after "not" starts no clause: "not until this song ends" is
+        # one negated deadline)
+        self._clause = re.compile("|".join([_CLAUSE_MARKS, *(rf"(?<!not )\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
                                                              for w in turns if w)]))
 
     def hits(self, text: str, competitors=None, words=None) -> list[tuple[int, int, str]]:

@@ -243,8 +243,11 @@ def _money_claim(at: Around) -> Claim:
     v, pid, said, market, before = at.q.value, at.pid, at.said, at.market, at.before
     words = reading_words().amounts
     if before.rstrip().endswith(words.past):
-        # "was $24.99", 之前129元: the price before a change, true if it was one.
+        # "was $24.99", 之前129元: the price before a change, true if it was one (or is the
+        # price a flash sale runs below: "$36, down from $44").
         was = set(market.old_prices[pid]) | {market.catalog.by_id[pid].list_price}
+        if pid in market.flash:
+            was.add(market.prices[pid])
         return Claim(K.OLD_PRICE, said, _verdict(near(v, was, MONEY_TOLERANCE)), pid, v, Dim.MONEY)
     tail = at.after.lstrip()
     # (one test of all the words after first: an amount is rarely followed by any)
@@ -264,12 +267,15 @@ def _money_claim(at: Around) -> Claim:
         for k in (kind, K.PRICE_AFTER_COUPON) if kind == K.PRICE else (kind,):
             if near(v, {n * t for t in money_truth(pid, k, market)}, MONEY_TOLERANCE):
                 return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
-    if kind in (K.PRICE, K.PRICE_AFTER_COUPON) and (n := items_counted(market.catalog.by_id[pid].name)) and _of_one(at):
+    if kind in (K.PRICE, K.PRICE_AFTER_COUPON) and _of_one(at):
         # "$2.25 a bar" of a 12-pack, 一包才3块多 of 30包: the price of one, true at the
-        # price over the count, to the precision said
-        for k in (kind, K.PRICE_AFTER_COUPON) if kind == K.PRICE else (kind,):
-            if any(_to_precision(v, said, t / n) for t in money_truth(pid, k, market)):
-                return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
+        # price over the count (the name's, else one said before it in its clause: "40
+        # sachets for $13.40 is 33.5 cents each"), to the precision said
+        n = items_counted(market.catalog.by_id[pid].name)
+        for count in (n,) if n else _counts_before(at.before):
+            for k in (kind, K.PRICE_AFTER_COUPON) if kind == K.PRICE else (kind,):
+                if any(_to_precision(v, said, t / count) for t in money_truth(pid, k, market)):
+                    return Claim(k, said, V.CORRECT, pid, v, Dim.MONEY)
     verdict = V.OUTDATED if near(v, market.old_prices[pid], MONEY_TOLERANCE) else V.INVENTED
     return Claim(kind, said, verdict, pid, v, Dim.MONEY)
 
@@ -279,6 +285,21 @@ def _words_after() -> tuple[str, ...]:
     """Every word after an amount that names its attribute (see :func:`_money_claim`)."""
     w = reading_words().amounts
     return (*w.coupon_after, *w.shipping_after, *w.after_coupon, *w.list_after)
+
+
+#: A whole number of things said before an amount ("40 sachets", not the 40 of "$13.40").
+_COUNT_OF_THINGS = re.compile(r"(?<![\d.,$])(\d{1,4}|[a-z]+) [a-z]")
+
+
+def _counts_before(before: str) -> set[int]:
+    """The numbers of things (2 to 1,000) said in ``before``, in figures or words."""
+    words = reading_words().numbers.words
+    out = set()
+    for raw in _COUNT_OF_THINGS.findall(before):
+        n = int(raw) if raw.isdigit() else words.get(raw)
+        if n is not None and 2 <= n <= 1000:
+            out.add(int(n))
+    return out
 
 
 def _of_one(at: Around) -> bool:
@@ -303,6 +324,8 @@ def _to_precision(v: float, said: str, truth: float) -> bool:
     ("3.33元" of 3.33; "3块多", "about $2" of 3.33 and 2.25)."""
     m = _DECIMALS.search(said)
     step = 10.0 ** -len(m.group(1) or "") if m is not None else 1.0
+    if m is not None and (digits := float(m.group(0))) and digits != v:
+        step *= v / digits  # (said in another unit: "10 cents" is 0.10 to the cent)
     return v - step / 2 <= truth < v + step
 
 

@@ -37,8 +37,9 @@ def money_truth(pid: str, kind: str, market: Market) -> set[float]:
         coupons = market.coupons_for(pid)
         truth = {c.value for c in coupons if c.kind != "percent_off"} | {c.threshold for c in coupons if c.threshold}
         # "save $10", 便宜50元: also what is saved against the list price (as in discounts), a
-        # price before a change this stream, or with a coupon
-        truth.update(round(was - price, 2) for was in (p.list_price, *market.old_prices.get(pid, ())) if was > price)
+        # price before a change this stream or the one a flash sale runs below, or with a coupon
+        truth.update(round(was - price, 2) for was in (p.list_price, *market.old_prices.get(pid, ()), market.prices[pid])
+                     if was > price)
         truth.update(round(price - apply_coupon(c, price), 2) for c in coupons)
     elif kind == _PRICE_AFTER_COUPON:
         truth = {round(apply_coupon(c, price), 2) for c in market.coupons_for(pid)} | {market.price_after_coupons(pid)}

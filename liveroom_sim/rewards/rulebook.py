@@ -314,7 +314,8 @@ class Rulebook:
             return None
         # (and the phrases it joins with "or": "won't melt fat or make you lose weight" takes
         # both back, 不能美白或祛斑 too; "and" may start a claim of its own, so it does not)
-        also = rf"(?:{_GAP}{{0,24}}?{_OR}{_GAP}{{0,24}}?(?:{body}))*"
+        # (a phrase right after it is joined too: 不能减肥刮油 takes back both)
+        also = rf"(?:(?:{_GAP}{{0,24}}?{_OR}{_GAP}{{0,24}}?)?(?:{body}))*"
         back = rf"|(?:{body}){_GAP}{{0,12}}?(?:{self.negation_after})" if after and self.negation_after else ""
         return re.compile(rf"(?:{self.negation}){_GAP}{{0,48}}?(?:{body}){also}{back}")
 

@@ -31,7 +31,8 @@ from liveroom_sim.world.datafile import Frozen
 from liveroom_sim.world.rules import Severity, concepts_path
 
 #: Concepts the reader fills or reads by name (see the module docstring).
-READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "refused_after", "set_phrase", "competitor")
+READER_CONCEPTS = ("negation", "reported", "refused_before", "rule_talk", "refused_after", "set_phrase", "confirmed",
+                   "competitor")
 #: What a family's claim is checked against in the world, when it may be true.
 Check = Literal["time_pressure", "urge", "scarcity", "reference_price", "refund", "discount", "coupon", "warranty",
                 "returns", "free", "sales", "price_return", "shipping", "pregnancy", "saving", "promo", "deal_price"]

@@ -483,11 +483,17 @@ class ConceptReader:
         clauses = sentences = None
         if not names.isdisjoint(("reported", "refused_before", "refused_after")):
             clauses = Spans(spans_between(self._clause, text))
+            confirms = [s for s, _, n in hits if n == "confirmed"] if "confirmed" in names else ()
             for s, e, name in hits:
                 if name not in ("reported", "refused_before", "refused_after"):
                     continue
                 a, b = clauses.at(s, (s, e))
                 if name != "refused_before":  # (reported speech, or what a refusal before it refuses)
+                    if confirms and name == "reported":  # (unless the host confirms it: "asked if it cures acne, and yes it does")
+                        sentences = sentences if sentences is not None else Spans(spans_between(_SENTENCE, text))
+                        end = sentences.at(s, (s, len(text)))[1]
+                        if any(b <= c < end for c in confirms):  # (in a later clause of its sentence)
+                            continue
                     blanks.append((e, b))
                     continue
                 if not text[a:s].strip():  # "... best seller? I can't confirm that": the clause before
@@ -567,8 +573,9 @@ class ConceptReader:
 
 
 # (a quote of one character is one when a list of quoted words or a word for such words
-# follows it: “最”“第一”之类, “最”这种字)
-_CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"|"([^"\n])"(?=\s?["「]|之类|这种|这类|这样|这个字|等字|等词|二字|字眼)')
+# follows it, or it ends such a list: “最”“第一”之类, “最”这种字, “第一”“最”这些字)
+_CJK_QUOTE = re.compile(r'"([^"\n]{2,60})"|"([^"\n])"(?=\s?["「]|之类|这种|这类|这些|这几|这样|这个字|等字|等词|二字|字眼)'
+                        r'|(?<=[^"\s]")"([^"\n])"')  # (after a closing quote)
 
 
 def keep_quotes(norm: str) -> str:
@@ -577,10 +584,10 @@ def keep_quotes(norm: str) -> str:
     the rules can be read as one. A quote of one character is folded as before (顶"级 is 顶级),
     unless a list of quoted words or a word for such words follows it ("最""第一"之类).
 
-    >>> keep_quotes('不能说"最好"这种词'), keep_quotes('不能用"最""第一"之类的词')
-    ('不能说「最好」这种词', '不能用「最」「第一」之类的词')
+    >>> keep_quotes('不能说"最好"这种词'), keep_quotes('不能用"最""第一"之类的词'), keep_quotes('不让讲"第一""最"')
+    ('不能说「最好」这种词', '不能用「最」「第一」之类的词', '不让讲「第一」「最」')
     """
-    return _CJK_QUOTE.sub(r"「\1\2」", norm) if '"' in norm and not norm.isascii() else norm
+    return _CJK_QUOTE.sub(r"「\1\2\3」", norm) if '"' in norm and not norm.isascii() else norm
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:

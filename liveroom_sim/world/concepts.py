@@ -11,7 +11,8 @@ what to read for (``envs/concepts/<language>.yaml``).
 Some concepts are read by the reader itself, by name: ``negation`` (a word that, just
 before a concept in the same clause, takes it back), ``negation_after`` (one that takes
 back what its clause said before it: "私下加微信是不可以的"), ``reported`` (what follows it up to
-the clause's end is reported speech: "someone asked if ..."), ``refused_before`` (the
+the clause's end is reported speech: "someone asked if ...", unless a ``confirmed`` word in a
+later clause of its sentence says it: "..., and yes it does"), ``refused_before`` (the
 clause before it is refused: "治病的话我可不敢讲"), ``refused_after`` (what follows it up to the
 clause's end is refused: "I can't tell you it ..."), ``rule_talk`` (a sentence that talks
 about what may be said: its quoted words are quoted, not claimed) and ``competitor``

@@ -293,13 +293,7 @@ _COUNT_OF_THINGS = re.compile(r"(?<![\d.,$])(\d{1,4}|[a-z]+) [a-z]")
 
 def _counts_before(before: str) -> set[int]:
     """The numbers of things (2 to 1,000) said in ``before``, in figures or words."""
-    words = reading_words().numbers.words
-    out = set()
-    for raw in _COUNT_OF_THINGS.findall(before):
-        n = int(raw) if raw.isdigit() else words.get(raw)
-        if n is not None and 2 <= n <= 1000:
-            out.add(int(n))
-    return out
+    return {n for raw in _COUNT_OF_THINGS.findall(before) if (n := _whole_number(raw, 1000)) is not None}
 
 
 def _of_one(at: Around) -> bool:
@@ -461,12 +455,15 @@ def bundle_count(before: str) -> int | None:
     """The number of items an amount right after ``before`` is the price of ("3 bottles
     come to", "two for", 拍两件就是), or ``None``; a number of 2 to 20 only."""
     m = _claim_words().bundle_before.search(before)
-    if m is None:
-        return None
-    raw = m["n"]
+    return _whole_number(m["n"], 20) if m is not None else None
+
+
+def _whole_number(raw: str, most: int) -> int | None:
+    """The number ``raw`` says (figures, an English number word or Chinese numerals), when
+    it is a whole number from 2 to ``most`` (a count of things), else ``None``."""
     n = reading_words().numbers.words.get(raw) if raw.isascii() and raw.isalpha() else \
         float(raw) if raw.isdigit() else cn_to_number(raw)
-    return int(n) if n is not None and n == int(n) and 2 <= n <= 20 else None
+    return int(n) if n is not None and n == int(n) and 2 <= n <= most else None
 
 
 @cache
